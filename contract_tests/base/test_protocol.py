@@ -1,0 +1,214 @@
+"""mcp-base: the protocol every profile shares, probed over raw JSON-RPC."""
+
+from __future__ import annotations
+
+import time
+
+import mcp_types as types
+import pytest
+
+from contract_tests.checks import check, fail, short
+from contract_tests.contracts import spec
+
+BASE = spec("mcp-base")["protocol"]
+HANDSHAKE = BASE["handshake_versions"]
+MODERN = BASE["modern_versions"][0]
+MODERN_META = {
+    "io.modelcontextprotocol/protocolVersion": MODERN,
+    "io.modelcontextprotocol/clientInfo": {"name": "retrieval-contract", "version": "0.1.0"},
+    "io.modelcontextprotocol/clientCapabilities": {},
+}
+
+
+@pytest.fixture
+def fresh(servers, fixture_vault):
+    srv = servers.start(fixture_vault)
+    yield srv
+    srv.close(timeout=3)
+
+
+def _modern_supported(srv) -> bool:
+    response = srv.request("server/discover", {"_meta": MODERN_META})
+    result = response.get("result") or {}
+    return MODERN in result.get("supportedVersions", [])
+
+
+@pytest.mark.unit
+@pytest.mark.req("MCP-INIT-001")
+def test_initialize_with_the_latest_version_returns_version_capabilities_and_server_info(fresh, record_property):
+    response = fresh.initialize(HANDSHAKE[-1])
+    check("result" in response, "MCP-INIT-001", f"initialize failed: {short(response.get('error'))}")
+    result = response["result"]
+    try:
+        types.InitializeResult.model_validate(result)
+    except ValueError as exc:
+        fail("MCP-INIT-001", f"InitializeResult does not validate: {short(str(exc))}")
+    info = result.get("serverInfo", {})
+    check(info.get("name") and "version" in info, "MCP-INIT-001", f"serverInfo lacks name/version: {short(info)}")
+    record_property("server_info", info)
+
+
+@pytest.mark.integration
+@pytest.mark.req("MCP-INIT-002")
+@pytest.mark.parametrize("version", HANDSHAKE)
+def test_initialize_answers_the_requested_version_or_another_supported_one(servers, fixture_vault, version):
+    srv = servers.start(fixture_vault)
+    try:
+        response = srv.initialize(version)
+    finally:
+        srv.close(timeout=3)
+    check("result" in response, "MCP-INIT-002", f"initialize {version} failed: {short(response.get('error'))}")
+    answered = response["result"].get("protocolVersion")
+    check(answered in HANDSHAKE, "MCP-INIT-002", f"answered unknown version {answered!r} to {version}")
+
+
+@pytest.mark.integration
+@pytest.mark.req("MCP-INIT-003")
+def test_initialize_with_an_unknown_version_never_echoes_it(fresh):
+    probe = BASE["unsupported_version_probe"]
+    response = fresh.initialize(probe)
+    if "result" in response:
+        answered = response["result"].get("protocolVersion")
+        check(answered != probe and answered in HANDSHAKE + [MODERN], "MCP-INIT-003",
+              f"answered {answered!r} to an unsupported version")
+    else:
+        check("error" in response, "MCP-INIT-003", "neither result nor error")
+
+
+@pytest.mark.integration
+@pytest.mark.req("MCP-MODERN-001")
+def test_server_discover_lists_supported_versions_and_capabilities_without_a_handshake(fresh):
+    response = fresh.request("server/discover", {"_meta": MODERN_META})
+    if "error" in response:
+        pytest.skip("server does not support the 2026-07-28 revision (server/discover answered an error)")
+    result = response["result"]
+    check(MODERN in result.get("supportedVersions", []), "MCP-MODERN-001",
+          f"supportedVersions lacks {MODERN}: {short(result.get('supportedVersions'))}")
+    check(isinstance(result.get("capabilities"), dict), "MCP-MODERN-001", "discover result has no capabilities")
+
+
+@pytest.mark.integration
+@pytest.mark.req("MCP-MODERN-002")
+def test_a_stateless_request_with_an_unsupported_version_gets_a_json_rpc_error(fresh):
+    if not _modern_supported(fresh):
+        pytest.skip("server does not support the 2026-07-28 revision")
+    meta = dict(MODERN_META, **{"io.modelcontextprotocol/protocolVersion": BASE["unsupported_version_probe"]})
+    response = fresh.request("tools/list", {"_meta": meta})
+    check("error" in response and "result" not in response, "MCP-MODERN-002",
+          "tools/list with an unsupported _meta version got a result")
+
+
+@pytest.mark.unit
+@pytest.mark.req("MCP-TOOLS-001")
+def test_tools_list_is_a_valid_result_with_unique_names_and_object_schemas(client):
+    tools = client.list_tools()
+    names = [t["name"] for t in tools]
+    check(len(names) == len(set(names)), "MCP-TOOLS-001", f"duplicate tool names: {names}")
+    for tool in tools:
+        check(tool.get("inputSchema", {}).get("type") == "object", "MCP-TOOLS-001",
+              f"tool {tool['name']} inputSchema is not an object schema")
+
+
+@pytest.mark.unit
+@pytest.mark.req("MCP-TOOLS-002")
+def test_every_profile_tool_is_annotated_read_only_and_not_destructive(client, profile):
+    ours = set(profile.required_tools + profile.adjacent_tools)
+    for tool in client.list_tools():
+        if tool["name"] not in ours:
+            continue
+        notes = tool.get("annotations") or {}
+        check(notes.get("readOnlyHint") is True, "MCP-TOOLS-002", f"{tool['name']}: readOnlyHint is not true")
+        check(notes.get("destructiveHint") is False, "MCP-TOOLS-002",
+              f"{tool['name']}: destructiveHint is not false")
+
+
+@pytest.mark.integration
+@pytest.mark.req("MCP-TOOLS-003")
+def test_an_unknown_tool_fails_and_never_succeeds(server, client):
+    response = server.call_tool("rc_no_such_tool_7f3a", {})
+    if "result" in response:
+        check(response["result"].get("isError") is True, "MCP-TOOLS-003", "an unknown tool call succeeded")
+    else:
+        check("error" in response, "MCP-TOOLS-003", "neither result nor error")
+
+
+@pytest.mark.integration
+@pytest.mark.req("MCP-RPC-001")
+def test_an_unknown_method_gets_method_not_found(server, client):
+    response = server.request("rc/no-such-method", {})
+    check(response.get("error", {}).get("code") == -32601, "MCP-RPC-001",
+          f"expected error -32601, got {short(response)}")
+
+
+@pytest.mark.stress
+@pytest.mark.req("MCP-RPC-002")
+def test_malformed_messages_get_errors_or_are_dropped_and_the_server_keeps_answering(fresh):
+    fresh.initialize()
+    for raw in (b"{not json\n", b'{"jsonrpc":"1.0","id":"rc-bad-1","method":"ping"}\n',
+                b'{"jsonrpc":"2.0","id":"rc-bad-2"}\n', b"[]\n", b'"just a string"\n', b"\xff\xfe\n"):
+        fresh.send_bytes(raw)
+    response = fresh.request("ping", timeout=10)
+    check(response.get("result") == {} or "result" in response, "MCP-RPC-002",
+          "server stopped answering after malformed input")
+    for message in fresh.unsolicited:
+        check(isinstance(message, dict) and ("error" in message or "method" in message), "MCP-RPC-002",
+              f"malformed input got a non-error answer: {short(message)}")
+
+
+@pytest.mark.security
+@pytest.mark.req("MCP-RPC-003")
+def test_every_message_the_server_sent_is_valid_json_rpc(server, client):
+    client.list_tools()
+    server.request("ping")
+    adapter = types.jsonrpc_message_adapter
+    for line in list(server.transcript.stdout):
+        if not line.strip():
+            continue
+        try:
+            adapter.validate_json(line, by_name=False)
+        except ValueError:
+            fail("MCP-RPC-003", f"invalid JSON-RPC message on stdout: {short(line, 80)}")
+
+
+@pytest.mark.unit
+@pytest.mark.req("MCP-PING-001")
+def test_ping_gets_an_empty_result(server, client):
+    response = server.request("ping")
+    check(response.get("result") == {} or set(response.get("result", {"x": 1})) <= {"_meta", "resultType"},
+          "MCP-PING-001", f"ping answered {short(response)}")
+
+
+@pytest.mark.integration
+@pytest.mark.req("MCP-CAP-001")
+@pytest.mark.parametrize("capability,method,key", [
+    ("resources", "resources/list", "resources"),
+    ("resources", "resources/templates/list", "resourceTemplates"),
+    ("prompts", "prompts/list", "prompts"),
+])
+def test_each_declared_capability_answers_its_list_method(server, client, capability, method, key):
+    if capability not in client.capabilities:
+        pytest.skip(f"server does not declare {capability}")
+    response = server.request(method, {})
+    check("result" in response and isinstance(response["result"].get(key), list), "MCP-CAP-001",
+          f"{capability} declared but {method} answered {short(response)}")
+
+
+@pytest.mark.e2e
+@pytest.mark.req("MCP-STDIO-001")
+def test_stdout_carries_only_mcp_messages(fresh):
+    fresh.initialize()
+    fresh.request("tools/list", {})
+    fresh.request("ping")
+    fresh.close(timeout=5)
+    check(not fresh.bad_lines, "MCP-STDIO-001",
+          f"{len(fresh.bad_lines)} non-JSON line(s) on stdout, first: {short(fresh.bad_lines[0], 80) if fresh.bad_lines else ''}")
+
+
+@pytest.mark.e2e
+@pytest.mark.req("MCP-STDIO-002")
+def test_the_server_exits_cleanly_when_stdin_closes(fresh):
+    fresh.initialize()
+    started = time.monotonic()
+    code = fresh.close(timeout=5)
+    check(code == 0, "MCP-STDIO-002",
+          f"exit status {code} after stdin closed ({time.monotonic() - started:.1f} s; None = killed after 5 s)")

@@ -1,0 +1,90 @@
+"""Assertions shared by suite tests. Every failure names the requirement id and what was
+seen, never private content (excerpts go through canary redaction)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, NoReturn
+
+import pytest
+from jsonschema import Draft202012Validator
+
+
+def fail(req: str, message: str) -> NoReturn:
+    pytest.fail(f"[{req}] {message}", pytrace=False)
+
+
+def check(condition: Any, req: str, message: str) -> None:
+    if not condition:
+        fail(req, message)
+
+
+def short(value: Any, limit: int = 160) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=True, default=str)
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
+
+
+def result_of(response: dict[str, Any]) -> dict[str, Any] | None:
+    """The CallToolResult of a raw response (None for a JSON-RPC error); SDK dicts pass through."""
+    if "jsonrpc" in response:
+        return response.get("result")
+    return response
+
+
+def texts(result: dict[str, Any]) -> list[str]:
+    return [block.get("text", "") for block in result.get("content", []) if block.get("type") == "text"]
+
+
+def payload(result: dict[str, Any], req: str) -> Any:
+    """The JSON a tool returned: structuredContent, else its single text block parsed."""
+    blocks = texts(result)
+    structured = result.get("structuredContent")
+    if structured is not None:
+        for text in blocks:
+            try:
+                parsed = json.loads(text)
+            except ValueError:
+                continue
+            check(parsed == structured, req, "text block and structuredContent disagree")
+        return structured
+    check(len(blocks) == 1, req, f"expected one JSON text block, got {len(blocks)} text blocks")
+    try:
+        return json.loads(blocks[0])
+    except ValueError:
+        fail(req, f"tool output is not JSON: {short(blocks[0])}")
+
+
+def tool_output(response: dict[str, Any], req: str) -> Any:
+    """Assert a successful tool result and return its JSON."""
+    result = result_of(response)
+    if result is None:
+        fail(req, f"expected a tool result, got JSON-RPC error {short(response.get('error'))}")
+    check(not result.get("isError"), req, f"expected success, got isError: {short(texts(result))}")
+    return payload(result, req)
+
+
+def error_texts(response: dict[str, Any], req: str, what: str) -> list[str]:
+    """Assert the call failed (isError result or JSON-RPC error); return every error text."""
+    result = result_of(response)
+    if result is None:
+        error = response.get("error") or {}
+        return [str(error.get("message", "")), json.dumps(error.get("data", ""), ensure_ascii=False)]
+    check(result.get("isError") is True, req, f"{what}: expected a failure, got a successful result")
+    return texts(result)
+
+
+def envelope(response: dict[str, Any], validator: Draft202012Validator, req: str, what: str) -> dict[str, Any]:
+    """Assert an isError result whose single text block is the profile's JSON error envelope."""
+    result = result_of(response)
+    if result is None:
+        fail(req, f"{what}: expected an isError tool result, got JSON-RPC error {short(response.get('error'))}")
+    check(result.get("isError") is True, req, f"{what}: expected isError true")
+    body = payload(result, req)
+    errors = sorted(validator.iter_errors(body), key=str)
+    check(not errors, req, f"{what}: error envelope invalid: {errors[0].message if errors else ''}")
+    return body
+
+
+def schema_errors(validator: Draft202012Validator, value: Any) -> list[str]:
+    return [f"{'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message[:200]}"
+            for e in sorted(validator.iter_errors(value), key=str)]

@@ -1,0 +1,144 @@
+"""Load the contracts (specs/, schemas/, policies/) that every test reads.
+
+The data is the single source of truth: a change of contract is a change of these files.
+Installed wheels carry them under contract_tests/_contracts; a source checkout keeps them at
+the repository root.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import yaml
+from jsonschema import Draft202012Validator
+
+_PACKAGE = Path(__file__).resolve().parent
+TIERS = ("unit", "integration", "e2e", "stress", "data_integrity", "performance", "security")
+
+
+def contracts_root() -> Path:
+    for candidate in (_PACKAGE / "_contracts", _PACKAGE.parent):
+        if (candidate / "specs" / "mcp-base.yaml").is_file():
+            return candidate
+    raise FileNotFoundError("contract data (specs/, schemas/, policies/) not found")
+
+
+def _load_yaml(path: Path) -> Any:
+    with path.open(encoding="utf-8") as handle:
+        return yaml.safe_load(handle)
+
+
+@cache
+def schema(name: str) -> dict[str, Any]:
+    return json.loads((contracts_root() / "schemas" / name).read_text(encoding="utf-8"))
+
+
+@cache
+def validator(name: str) -> Draft202012Validator:
+    return Draft202012Validator(schema(name))
+
+
+@cache
+def policy(name: str) -> Any:
+    return _load_yaml(contracts_root() / "policies" / name)
+
+
+@cache
+def spec(spec_id: str) -> dict[str, Any]:
+    path = contracts_root() / "specs" / f"{spec_id}.yaml"
+    if not path.is_file():
+        raise KeyError(spec_id)
+    data = _load_yaml(path)
+    validator("spec.schema.json").validate(data)
+    return data
+
+
+def available_profiles() -> list[str]:
+    specs = sorted((contracts_root() / "specs").glob("*.yaml"))
+    return [p.stem for p in specs if _load_yaml(p).get("kind") == "profile"]
+
+
+@dataclass(frozen=True)
+class Requirement:
+    id: str
+    spec: str
+    tiers: tuple[str, ...]
+    strength: str
+    behavior: str
+    source: str
+    transports: tuple[str, ...] = ()
+    applies_when: str | None = None
+
+
+@dataclass
+class Profile:
+    id: str
+    data: dict[str, Any]
+    requirements: dict[str, Requirement] = field(default_factory=dict)
+
+    @property
+    def transports(self) -> list[str]:
+        return list(self.data.get("transports", ["stdio"]))
+
+    @property
+    def limits(self) -> dict[str, Any]:
+        return dict(self.data.get("limits", {}))
+
+    @property
+    def required_tools(self) -> list[str]:
+        return list(self.data["tools"]["required"])
+
+    @property
+    def adjacent_tools(self) -> list[str]:
+        return list(self.data["tools"].get("adjacent", []))
+
+    def output_validator(self, tool: str) -> Draft202012Validator:
+        return validator(self.data["schemas"]["outputs"][tool])
+
+    def error_validator(self) -> Draft202012Validator:
+        return validator(self.data["schemas"]["error"])
+
+    def vectors(self) -> list[dict[str, Any]]:
+        path = contracts_root() / "specs" / self.data["vectors"]
+        return json.loads(path.read_text(encoding="utf-8"))["vectors"]
+
+    def reference_command(self, transport: str) -> str:
+        return self.data["reference"][transport]
+
+    def applies(self, req_id: str, transport: str) -> bool:
+        req = self.requirements[req_id]
+        return not req.transports or transport in req.transports
+
+
+def _requirements(spec_id: str, data: dict[str, Any]) -> dict[str, Requirement]:
+    out = {}
+    for item in data["requirements"]:
+        out[item["id"]] = Requirement(
+            id=item["id"], spec=spec_id, tiers=tuple(item["tiers"]), strength=item["strength"],
+            behavior=item["behavior"], source=str(item.get("source") or item.get("section", "")),
+            transports=tuple(item.get("transports", ())), applies_when=item.get("applies_when"),
+        )
+    return out
+
+
+@cache
+def load_profile(profile_id: str) -> Profile:
+    data = spec(profile_id)
+    if data.get("kind") != "profile":
+        raise KeyError(profile_id)
+    reqs: dict[str, Requirement] = {}
+    for included in data.get("includes", []):
+        reqs.update(_requirements(included, spec(included)))
+    reqs.update(_requirements(profile_id, data))
+    return Profile(id=profile_id, data=data, requirements=reqs)
+
+
+def all_requirement_ids() -> set[str]:
+    ids: set[str] = set()
+    for path in (contracts_root() / "specs").glob("*.yaml"):
+        ids.update(r["id"] for r in _load_yaml(path).get("requirements", []))
+    return ids

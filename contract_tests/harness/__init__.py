@@ -1,0 +1,1 @@
+"""The suite's harness: processes, transports, fixtures, canaries, filesystem events."""

@@ -1,0 +1,105 @@
+"""Drive a StdioServer with the official SDK's ClientSession from synchronous tests.
+
+The SDK is async; a blocking portal runs its event loop in a thread, and the StdioServer's
+reader thread hands every message not addressed to a raw probe to the SDK session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import mcp_types as types
+from anyio.from_thread import start_blocking_portal
+from mcp import ClientSession
+from mcp.shared.message import SessionMessage
+
+from .stdio import StdioServer
+
+
+def dump(model: Any) -> dict[str, Any]:
+    return model.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
+class SdkClient:
+    """A ClientSession bound to one StdioServer; every method returns wire-shaped dicts."""
+
+    def __init__(self, server: StdioServer, timeout: float = 30.0) -> None:
+        self.server = server
+        self.timeout = timeout
+        self._portal_cm = start_blocking_portal()
+        self.portal = self._portal_cm.__enter__()
+        self._session_cm = self.portal.wrap_async_context_manager(self._open())
+        try:
+            self.session: ClientSession = self._session_cm.__enter__()
+            self.init_result = dump(self._run(self.session.initialize))
+        except BaseException:
+            self.close()
+            raise
+
+    @asynccontextmanager
+    async def _open(self) -> AsyncIterator[ClientSession]:
+        read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](1000)
+        write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](1000)
+        portal = self.portal
+
+        def deliver(message: Any) -> None:
+            try:
+                item: SessionMessage | Exception = SessionMessage(
+                    types.jsonrpc_message_adapter.validate_python(message, by_name=False))
+            except ValueError as exc:
+                item = exc
+            portal.call(read_writer.send, item)
+
+        async def pump_out() -> None:
+            async for session_message in write_reader:
+                self.server.send(session_message.message.model_dump(
+                    by_alias=True, mode="json", exclude_unset=True))
+
+        self.server.attach_sdk(deliver)
+        try:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(pump_out)
+                async with ClientSession(read_stream, write_stream) as session:
+                    yield session
+                tg.cancel_scope.cancel()
+        finally:
+            self.server.attach_sdk(None)
+
+    def _run(self, fn, *args: Any, **kwargs: Any) -> Any:
+        async def bounded() -> Any:
+            with anyio.fail_after(self.timeout):
+                return await fn(*args, **kwargs)
+        return self.portal.call(bounded)
+
+    @property
+    def capabilities(self) -> dict[str, Any]:
+        return self.init_result.get("capabilities", {})
+
+    def list_tools(self) -> list[dict[str, Any]]:
+        return dump(self._run(self.session.list_tools))["tools"]
+
+    def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        return dump(self._run(self.session.call_tool, name, arguments))
+
+    def list_resources(self) -> list[dict[str, Any]]:
+        return dump(self._run(self.session.list_resources)).get("resources", [])
+
+    def list_resource_templates(self) -> list[dict[str, Any]]:
+        return dump(self._run(self.session.list_resource_templates)).get("resourceTemplates", [])
+
+    def list_prompts(self) -> list[dict[str, Any]]:
+        return dump(self._run(self.session.list_prompts)).get("prompts", [])
+
+    def ping(self) -> dict[str, Any]:
+        return dump(self._run(self.session.send_ping))
+
+    def close(self) -> None:
+        try:
+            self._session_cm.__exit__(None, None, None)
+        except Exception:  # noqa: BLE001 - closing a broken session must not mask the test
+            pass
+        finally:
+            self._portal_cm.__exit__(None, None, None)

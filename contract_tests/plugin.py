@@ -1,0 +1,264 @@
+"""The pytest plugin (entry point `pytest11`): options, markers, requirement ids, profile
+selection, expectations, reports and the fixtures every suite test uses."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from . import contracts
+from .expectations import Expectations, ExpectationsError
+from .harness import canaries
+from .harness.process import private_environment, render_command
+from .harness.sdk import SdkClient
+from .harness.stdio import StdioServer
+from .harness.vault import Fixture, build_fixture
+from .report import ReportCollector
+
+SUITE_DIR = Path(__file__).resolve().parent
+DEFAULT_PROFILE = "section-source-local"
+
+
+@dataclass
+class SuiteState:
+    profile: contracts.Profile
+    transport: str
+    server_cmd: str | None
+    phase: str | None
+    expectations: Expectations
+    only_reqs: set[str] = field(default_factory=set)
+    cited: dict[str, list[str]] = field(default_factory=dict)  # nodeid -> ids, before deselection
+
+    @property
+    def command(self) -> str:
+        return self.server_cmd or self.profile.reference_command(self.transport)
+
+    @property
+    def target(self) -> str:
+        return self.server_cmd or f"bundled reference ({self.profile.reference_command(self.transport)})"
+
+
+STATE = pytest.StashKey[SuiteState]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("retrieval-contract", "retrieval-contract conformance suite")
+    group.addoption("--profile", default=None,
+                    help=f"profile to check (default: ini rc_profile, else {DEFAULT_PROFILE})")
+    group.addoption("--server-cmd", default=None,
+                    help="command that starts the server under test over stdio; placeholders: "
+                         "{vault} (fixture vault root), {python} (this interpreter)")
+    group.addoption("--server-url", default=None,
+                    help="URL of a running Streamable HTTP server (profiles with the http transport)")
+    group.addoption("--phase", default=None, help="phase to accept, for profiles that define phases")
+    group.addoption("--expectations", default=None, help="YAML file of known failures by requirement id")
+    group.addoption("--report", default=None, help="directory for results.json, results.md and junit.xml")
+    group.addoption("--req", default=None, help="comma-separated requirement ids: run only tests citing them")
+    parser.addini("rc_profile", "default profile for the retrieval-contract suite", default=DEFAULT_PROFILE)
+
+
+def _is_suite_item(item: pytest.Item) -> bool:
+    return SUITE_DIR in Path(str(item.path)).resolve().parents
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    for tier in contracts.TIERS:
+        config.addinivalue_line("markers", f"{tier}: retrieval-contract tier {tier}")
+    config.addinivalue_line("markers", "req(*ids): requirement ids a test proves")
+    config.addinivalue_line("markers", "profiles(*ids): profiles a suite module applies to")
+    profile_id = config.getoption("--profile") or config.getini("rc_profile")
+    try:
+        profile = contracts.load_profile(profile_id)
+    except KeyError:
+        raise pytest.UsageError(
+            f"unknown profile {profile_id!r}; available: {', '.join(contracts.available_profiles())}")
+    if config.getoption("--server-url"):
+        if "http" not in profile.transports:
+            raise pytest.UsageError(
+                f"profile {profile_id} is served over {', '.join(profile.transports)} only; "
+                "use --server-cmd")
+        raise pytest.UsageError("--server-url: no profile with the http transport is available yet")
+    try:
+        expectations = Expectations.load(config.getoption("--expectations"), profile_id)
+    except ExpectationsError as exc:
+        raise pytest.UsageError(str(exc))
+    only = {x.strip() for x in (config.getoption("--req") or "").split(",") if x.strip()}
+    unknown = only - set(profile.requirements)
+    if unknown:
+        raise pytest.UsageError(f"--req: not requirements of {profile_id}: {', '.join(sorted(unknown))}")
+    config.stash[STATE] = SuiteState(
+        profile=profile, transport="stdio", server_cmd=config.getoption("--server-cmd"),
+        phase=config.getoption("--phase"), expectations=expectations, only_reqs=only)
+    report_dir = config.getoption("--report")
+    if report_dir:
+        Path(report_dir).mkdir(parents=True, exist_ok=True)
+        if not getattr(config.option, "xmlpath", None):
+            config.option.xmlpath = str(Path(report_dir) / "junit.xml")
+        if not hasattr(config, "workerinput"):
+            config.pluginmanager.register(ReportCollector(config, config.stash[STATE], Path(report_dir)),
+                                          "retrieval-contract-report")
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    state = config.stash.get(STATE, None)
+    if state is None:
+        return []
+    lines = [f"retrieval-contract: profile {state.profile.id}, transport {state.transport}, "
+             f"{len(state.profile.requirements)} requirements",
+             f"retrieval-contract: target {state.target}"]
+    if state.phase:
+        lines.append(f"retrieval-contract: phase {state.phase}")
+    if state.expectations.source:
+        lines.append(f"retrieval-contract: expectations {state.expectations.source} "
+                     f"({len(state.expectations.failures)} known failures)")
+    return lines
+
+
+def item_requirements(item: pytest.Item) -> list[str]:
+    return [req for mark in item.iter_markers("req") for req in mark.args]
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    state = config.stash[STATE]
+    known = contracts.all_requirement_ids()
+    keep, drop, problems = [], [], []
+    for item in items:
+        if not _is_suite_item(item):
+            keep.append(item)
+            continue
+        ids = item_requirements(item)
+        tiers = [t for t in contracts.TIERS if item.get_closest_marker(t)]
+        if not ids:
+            problems.append(f"{item.nodeid}: cites no requirement id")
+        if len(tiers) != 1:
+            problems.append(f"{item.nodeid}: needs exactly one tier marker, has {tiers or 'none'}")
+        for req in ids:
+            if req not in known:
+                problems.append(f"{item.nodeid}: cites unknown requirement id {req}")
+        profiles = [p for mark in item.iter_markers("profiles") for p in mark.args]
+        if profiles and state.profile.id not in profiles:
+            drop.append(item)
+            continue
+        if any(req not in state.profile.requirements for req in ids):
+            drop.append(item)
+            continue
+        state.cited[item.nodeid] = ids
+        if not any(state.profile.applies(r, state.transport) for r in ids) or (
+                state.only_reqs and not state.only_reqs & set(ids)):
+            drop.append(item)
+            continue
+        item.user_properties.append(("requirements", ids))
+        expected = [r for r in ids if r in state.expectations.failures]
+        if expected:
+            reason = "; ".join(f"{r}: {state.expectations.failures[r]}" for r in expected)
+            item.add_marker(pytest.mark.xfail(reason=f"expected failure ({reason})", strict=True))
+        keep.append(item)
+    cited_ids = {r for ids in state.cited.values() for r in ids}
+    problems += [f"stale expectation {p}" for p in
+                 state.expectations.stale(set(state.profile.requirements), cited_ids)]
+    if problems:
+        raise pytest.UsageError("retrieval-contract suite is inconsistent:\n  " + "\n  ".join(problems))
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
+
+
+# --- fixtures --------------------------------------------------------------------------
+
+@pytest.fixture(scope="session")
+def suite(pytestconfig: pytest.Config) -> SuiteState:
+    return pytestconfig.stash[STATE]
+
+
+@pytest.fixture(scope="session")
+def profile(suite: SuiteState) -> contracts.Profile:
+    return suite.profile
+
+
+class ServerFactory:
+    """Starts servers for the profile's command; remembers them for leak scans and cleanup."""
+
+    def __init__(self, suite: SuiteState, base: Path) -> None:
+        self.suite = suite
+        self.base = base
+        self.started: list[StdioServer] = []
+        self._homes = 0
+
+    def fresh_home(self) -> Path:
+        self._homes += 1
+        home = self.base / f"server-home-{self._homes}"
+        home.mkdir(parents=True)
+        private_environment(home)  # creates HOME, XDG and TMPDIR before any snapshot
+        return home
+
+    def start(self, fixture: Fixture, *, home: Path | None = None, command: str | None = None,
+              extra: dict[str, str] | None = None) -> StdioServer:
+        home = home or self.fresh_home()
+        argv = render_command(command or self.suite.command, {**fixture.placeholders(), **(extra or {})})
+        server = StdioServer(argv, env=private_environment(home), cwd=home)
+        self.started.append(server)
+        return server
+
+    def close_all(self) -> None:
+        for server in self.started:
+            if server.alive():
+                server.close(timeout=3)
+
+
+@pytest.fixture(scope="session")
+def fixture_vault(tmp_path_factory: pytest.TempPathFactory, profile: contracts.Profile) -> Fixture:
+    return build_fixture(tmp_path_factory.mktemp("rc"), profile.vectors(), profile.limits)
+
+
+@pytest.fixture(scope="session")
+def servers(suite: SuiteState, tmp_path_factory: pytest.TempPathFactory):
+    factory = ServerFactory(suite, tmp_path_factory.mktemp("homes"))
+    yield factory
+    factory.close_all()
+
+
+@pytest.fixture(scope="session")
+def server(servers: ServerFactory, fixture_vault: Fixture) -> StdioServer:
+    """The worker's long-lived server on the fixture vault (initialized by the SDK client)."""
+    return servers.start(fixture_vault)
+
+
+@pytest.fixture(scope="session")
+def client(server: StdioServer):
+    """The official SDK ClientSession over the long-lived server, initialized."""
+    try:
+        sdk = SdkClient(server)
+    except Exception as exc:  # noqa: BLE001 - name what went wrong, keep stderr short
+        tail = "\n".join(server.transcript.stderr[-15:])
+        pytest.fail(f"could not initialize the server under test: {exc!r}\nserver stderr (tail):\n{tail}")
+    yield sdk
+    sdk.close()
+
+
+@pytest.fixture(autouse=True)
+def _canary_guard(request: pytest.FixtureRequest):
+    """After every suite test, scan what every server wrote during it for canary tokens."""
+    if not _is_suite_item(request.node) or "fixture_vault" not in request.fixturenames:
+        yield
+        return
+    factory: ServerFactory = request.getfixturevalue("servers")
+    fixture: Fixture = request.getfixturevalue("fixture_vault")
+    marks = {id(s): s.transcript.mark() for s in factory.started}
+    yield
+    leaks = []
+    for srv in factory.started:
+        out, err = srv.transcript.since(marks.get(id(srv), (0, 0)))
+        classes = list(canaries.DEFAULT_LEAK_REQUIREMENTS)
+        leaks += canaries.scan_lines(out, fixture.canaries, "stdout", classes)
+        leaks += canaries.scan_lines(err, fixture.canaries, "stderr", classes)
+    if leaks:
+        reqs = sorted({canaries.DEFAULT_LEAK_REQUIREMENTS[l.cls] for l in leaks}
+                      | ({"SSL-LOG-001"} if any(l.channel == "stderr" for l in leaks) else set()))
+        request.node.user_properties.append(("leak_requirements", reqs))
+        pytest.fail("[" + ", ".join(reqs) + "] server output leaked: " + "; ".join(map(str, leaks[:5])),
+                    pytrace=False)

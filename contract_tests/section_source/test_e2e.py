@@ -1,0 +1,88 @@
+"""End-to-end tier: a real client session over stdio, every flow, both protocol eras."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from contract_tests.base.test_protocol import MODERN_META
+from contract_tests.checks import check, schema_errors, short, tool_output
+from contract_tests.harness import canaries
+from contract_tests.section_source.common import TOOL, blocked, body_free_tools, profiles_mark
+
+pytestmark = [profiles_mark, pytest.mark.e2e]
+BODY_CLASSES = ("body", "code")
+
+
+@pytest.mark.req("SSL-E2E-001")
+def test_a_client_lists_the_tool_and_gets_one_notes_body_free_section_candidates(client, profile):
+    names = [t["name"] for t in client.list_tools()]
+    check(TOOL in names, "SSL-E2E-001", f"{TOOL} not listed")
+    out = tool_output(client.call_tool(TOOL, {"path": "notes/alpha.md"}), "SSL-E2E-001")
+    errors = schema_errors(profile.output_validator(TOOL), out)
+    check(not errors, "SSL-E2E-001", f"output violates the allowlist: {errors[:3]}")
+    check(len(out["sections"]) >= 3, "SSL-E2E-001", f"expected the note's sections, got {len(out['sections'])}")
+
+
+@pytest.mark.req("SSL-E2E-002")
+def test_no_flow_returns_section_bodies_or_snippets(servers, fixture_vault, client, profile):
+    """Every body-free tool on every fixture note, in the handshake era and (if supported) the stateless one."""
+    tools = body_free_tools(client, profile)
+    modern = servers.start(fixture_vault)
+    try:
+        discover = modern.request("server/discover", {"_meta": MODERN_META})
+        modern_ok = "result" in discover
+        for name in tools:
+            for path in fixture_vault.notes:
+                client.call_tool(name, {"path": path})
+                if modern_ok:
+                    modern.request("tools/call", {"name": name, "arguments": {"path": path}, "_meta": MODERN_META})
+        lines = list(client.server.transcript.stdout) + list(modern.transcript.stdout)
+    finally:
+        modern.close(timeout=3)
+    leaks = canaries.scan_lines(lines, fixture_vault.canaries, "stdout", BODY_CLASSES)
+    check(not leaks, "SSL-E2E-002", f"a flow returned body text: {leaks[0] if leaks else ''}")
+
+
+@pytest.mark.req("MCP-MODERN-003")
+def test_the_stateless_era_gives_the_same_tools_and_output(servers, fixture_vault, client):
+    srv = servers.start(fixture_vault)
+    try:
+        discover = srv.request("server/discover", {"_meta": MODERN_META})
+        if "result" not in discover:
+            pytest.skip("server does not support the 2026-07-28 revision")
+        listed = srv.request("tools/list", {"_meta": MODERN_META})
+        modern_names = sorted(t["name"] for t in listed.get("result", {}).get("tools", []))
+        check(modern_names == sorted(t["name"] for t in client.list_tools()), "MCP-MODERN-003",
+              f"tools differ between eras: {modern_names}")
+        response = srv.request("tools/call", {"name": TOOL, "arguments": {"path": "notes/alpha.md"},
+                                              "_meta": MODERN_META})
+        modern_out = tool_output(response, "MCP-MODERN-003")
+    finally:
+        srv.close(timeout=3)
+    classic_out = tool_output(client.call_tool(TOOL, {"path": "notes/alpha.md"}), "MCP-MODERN-003")
+    check(modern_out == classic_out, "MCP-MODERN-003", "tool output differs between protocol eras")
+
+
+def _matches(patterns, *texts):
+    return [p for p in patterns for t in texts if t and re.search(p, t, re.IGNORECASE)]
+
+
+@pytest.mark.req("SSL-RES-001")
+def test_no_resource_exposes_section_sources(server, client, fixture_vault):
+    policy = blocked()["resources"]
+    if "resources" in client.capabilities:
+        for res in client.list_resources():
+            hits = _matches(policy["forbidden_patterns"], res.get("uri"), res.get("name"), res.get("description"))
+            check(not hits, "SSL-RES-001", f"resource {short(res.get('uri'))} matches {hits}")
+        for tpl in client.list_resource_templates():
+            hits = _matches(policy["forbidden_patterns"], tpl.get("uriTemplate"), tpl.get("name"))
+            check(not hits, "SSL-RES-001", f"resource template {short(tpl.get('uriTemplate'))} matches {hits}")
+    for uri in policy["probe_uris"]:
+        response = server.request("resources/read", {"uri": uri})
+        if "result" in response:
+            leaks = canaries.scan_lines([str(response["result"])], fixture_vault.canaries, "resources/read",
+                                        ("body", "code", "frontmatter"))
+            check(not leaks and not response["result"].get("contents"), "SSL-RES-001",
+                  f"resources/read {uri} returned content")

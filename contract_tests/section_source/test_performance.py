@@ -1,0 +1,108 @@
+"""Performance tier: one note read per call, no vault scan, no network."""
+
+from __future__ import annotations
+
+import os
+import statistics
+import time
+from pathlib import Path
+
+import pytest
+
+from contract_tests.checks import check, tool_output
+from contract_tests.harness import fsevents
+from contract_tests.harness.vault import Fixture
+from contract_tests.section_source.common import TOOL, profiles_mark
+
+pytestmark = [profiles_mark, pytest.mark.performance]
+needs_inotify = pytest.mark.skipif(not fsevents.available(), reason="needs Linux inotify")
+needs_proc = pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs Linux /proc")
+
+
+@needs_inotify
+@pytest.mark.req("SSL-PERF-001")
+@pytest.mark.parametrize("path", ["inbox/example.md", "notes/alpha.md", "notes/deep/nested/gamma-note.md",
+                                  "links/inside.md"])
+def test_one_call_opens_the_requested_note_only(server, client, fixture_vault, path):
+    target = Path(os.path.realpath(fixture_vault.vault / path))
+    with fsevents.OpenWatcher(fixture_vault.root) as watcher:
+        tool_output(client.call_tool(TOOL, {"path": path}), "SSL-PERF-001")
+        opened = watcher.opened()
+    others = sorted(str(p.relative_to(fixture_vault.root)) for p in opened if p != target)
+    check(not others, "SSL-PERF-001", f"reading {path} also opened {len(others)} other entries: {others[:5]}")
+
+
+def _vault_of(base: Path, notes: int) -> Fixture:
+    fx = Fixture(root=base, canaries={})
+    for i in range(notes):
+        fx.write(f"d{i % 100:02d}/note-{i:05d}.md", f"# Note {i}\n\nSome text.\n\n## Part\n\nMore.\n", note=False)
+    fx.write("target.md", "# Target\n\nText.\n\n## Section\n\nMore text.\n")
+    return fx
+
+
+def _median_call_ms(server, calls: int) -> float:
+    times = []
+    for _ in range(calls):
+        start = time.perf_counter()
+        server.call_tool(TOOL, {"path": "target.md"})
+        times.append((time.perf_counter() - start) * 1000)
+    return statistics.median(times)
+
+
+@pytest.mark.req("SSL-PERF-002")
+def test_call_time_does_not_grow_with_the_vault(servers, fixture_vault, profile, tmp_path_factory):
+    small = _vault_of(tmp_path_factory.mktemp("small"), 10)
+    large = _vault_of(tmp_path_factory.mktemp("large"), 20_000)
+    pair = [servers.start(small), servers.start(large)]
+    try:
+        for srv in pair:
+            srv.initialize()
+            tool_output(srv.call_tool(TOOL, {"path": "target.md"}), "SSL-PERF-002")
+            _median_call_ms(srv, 20)  # warm-up
+        rounds = [(_median_call_ms(pair[0], 25), _median_call_ms(pair[1], 25)) for _ in range(4)]
+    finally:
+        for srv in pair:
+            srv.close(timeout=3)
+    small_ms = statistics.median(r[0] for r in rounds)
+    large_ms = statistics.median(r[1] for r in rounds)
+    ratio = profile.limits["scan_ratio"]
+    # A 1 ms floor keeps scheduler noise on a sub-millisecond call from deciding the verdict.
+    check(large_ms <= ratio * small_ms + 1.0, "SSL-PERF-002",
+          f"median call {large_ms:.2f} ms on 20,000 notes vs {small_ms:.2f} ms on 10 (limit {ratio}x + 1 ms)")
+
+
+def _inet_sockets(pid: int) -> list[str]:
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            link = os.readlink(fd)
+        except OSError:
+            continue
+        if link.startswith("socket:["):
+            inodes.add(link[8:-1])
+    found = []
+    for table in ("tcp", "tcp6", "udp", "udp6", "raw", "raw6"):
+        try:
+            rows = Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            cols = row.split()
+            if len(cols) > 9 and cols[9] in inodes:
+                found.append(f"{table} {cols[2]}")
+    return found
+
+
+@needs_proc
+@pytest.mark.req("SSL-PERF-003")
+def test_the_server_opens_no_network_connection(servers, fixture_vault, client):
+    srv = servers.start(fixture_vault)
+    try:
+        srv.initialize()
+        seen = []
+        for path in fixture_vault.notes:
+            srv.call_tool(TOOL, {"path": path})
+            seen += _inet_sockets(srv.pid)
+    finally:
+        srv.close(timeout=3)
+    check(not seen, "SSL-PERF-003", f"the server held network sockets: {sorted(set(seen))[:5]}")

@@ -1,0 +1,84 @@
+"""Stress tier: the input and section caps, repetition, memory, pathological nesting."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from contract_tests.checks import check, envelope, short, tool_output
+from contract_tests.harness.stdio import NoResponse, ServerGone
+from contract_tests.section_source.common import TOOL, profiles_mark
+
+pytestmark = [profiles_mark, pytest.mark.stress]
+
+
+@pytest.mark.req("SSL-STR-001")
+def test_a_note_at_the_input_cap_is_answered_and_one_over_is_refused(server, client, fixture_vault, profile):
+    at_cap = tool_output(server.call_tool(TOOL, {"path": fixture_vault.stress["cap_exact"]}, timeout=60),
+                         "SSL-STR-001")
+    check(at_cap.get("sections"), "SSL-STR-001", "the note at the cap gave no sections")
+    envelope(server.call_tool(TOOL, {"path": fixture_vault.stress["cap_over"]}, timeout=60),
+             profile.error_validator(), "SSL-STR-001", "a note one character over the cap")
+
+
+@pytest.mark.req("SSL-STR-002")
+def test_more_than_the_section_cap_gives_exactly_the_cap_and_truncated(server, client, fixture_vault, profile):
+    cap = profile.limits["max_sections"]
+    out = tool_output(server.call_tool(TOOL, {"path": fixture_vault.stress["many_headings"]}, timeout=60),
+                      "SSL-STR-002")
+    check(len(out["sections"]) == cap, "SSL-STR-002", f"{len(out['sections'])} sections, expected {cap}")
+    check(out["truncated"] is True, "SSL-STR-002", "truncated is not true with more headings than the cap")
+    ordinals = [int(s["heading_id"].rsplit("-", 1)[1]) for s in out["sections"]]
+    check(ordinals == list(range(1, cap + 1)), "SSL-STR-002", "the kept sections are not the first ones")
+
+
+@pytest.mark.req("SSL-STR-003", "SSL-STR-004")
+def test_repeated_calls_are_identical_and_memory_stays_bounded(server, client, profile):
+    """1,000 calls on one note: one distinct output; resident memory grows less than the limit."""
+    n = profile.limits["repeat_calls"]
+    outputs, rss = set(), []
+    for i in range(n):
+        response = server.call_tool(TOOL, {"path": "notes/alpha.md"})
+        outputs.add(json.dumps(tool_output(response, "SSL-STR-003"), sort_keys=True))
+        if i in (99, n - 1):
+            rss.append(server.rss_kib())
+    check(len(outputs) == 1, "SSL-STR-003", f"{n} calls gave {len(outputs)} distinct outputs")
+    if None not in rss:
+        growth_mib = (rss[1] - rss[0]) / 1024
+        check(growth_mib < profile.limits["rss_growth_mib"], "SSL-STR-004",
+              f"resident memory grew {growth_mib:.1f} MiB over {n - 100} calls")
+
+
+@pytest.mark.req("SSL-STR-005")
+def test_output_is_bounded_by_the_section_cap_and_the_notes_text(server, client, fixture_vault, profile):
+    path = fixture_vault.stress["many_headings"]
+    size = (fixture_vault.vault / path).stat().st_size
+    response = server.call_tool(TOOL, {"path": path}, timeout=60)
+    out = tool_output(response, "SSL-STR-005")
+    encoded = len(json.dumps(out))
+    # Per section: fixed field names plus ids and texts that come from the heading itself.
+    bound = profile.limits["max_sections"] * 600 + 4 * size
+    check(encoded <= bound, "SSL-STR-005", f"output of {encoded} bytes for a {size}-byte note exceeds {bound}")
+
+
+@pytest.mark.req("SSL-STR-005")
+@pytest.mark.parametrize("role", ["nested_quotes", "nested_emphasis"])
+def test_pathological_nesting_gets_a_result_or_clean_error_and_the_server_stays_up(
+        servers, fixture_vault, profile, role):
+    srv = servers.start(fixture_vault)
+    try:
+        srv.initialize()
+        try:
+            response = srv.call_tool(TOOL, {"path": fixture_vault.stress[role]}, timeout=60)
+        except (NoResponse, ServerGone) as exc:
+            pytest.fail(f"[SSL-STR-005] {role}: no answer ({exc})", pytrace=False)
+        result = response.get("result")
+        if result is not None and result.get("isError"):
+            envelope(response, profile.error_validator(), "SSL-STR-005", role)
+        elif result is None:
+            check("error" in response, "SSL-STR-005", f"{role}: malformed response {short(response)}")
+        alive = srv.request("ping", timeout=10)
+        check("result" in alive, "SSL-STR-005", f"{role}: server stopped answering")
+    finally:
+        srv.close(timeout=3)

@@ -1,0 +1,372 @@
+"""MkDocs hook: the requirements and policy pages, generated from specs/ and policies/.
+
+The contracts are data; these pages are rendered from that data on every build, so the site
+cannot drift from what the suite checks. Registered in mkdocs.yml under `hooks:`.
+
+- on_config: adds the generated pages to the "Requirements" and "Policies" nav sections.
+- on_files: adds requirements/index.md, requirements/<spec-id>.md for every specs/*.yaml,
+  policies/index.md and policies/<name>.md for every policies/*.yaml.
+- on_page_markdown: checks the hand-written mutants table in contracts.md against
+  tests/test_mutants.py (a mismatch is a warning, so `mkdocs build --strict` fails).
+"""
+
+from __future__ import annotations
+
+import ast
+import html
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import yaml
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import get_plugin_logger
+from mkdocs.structure.files import File
+
+log = get_plugin_logger(__name__)
+
+TIERS = ("unit", "integration", "e2e", "stress", "data_integrity", "performance", "security")
+STRENGTHS = ("MUST", "SHOULD", "MAY")
+REQ_ID = re.compile(r"\b[A-Z]+(?:-[A-Z0-9]+)+-[0-9]{3}\b")
+MUTANTS_START, MUTANTS_END = "<!-- mutants:start -->", "<!-- mutants:end -->"
+
+
+# --- loading -----------------------------------------------------------------------------
+
+def _root(config) -> Path:
+    return Path(config.config_file_path).resolve().parent
+
+
+def _load_specs(root: Path) -> list[dict[str, Any]]:
+    specs = []
+    for path in sorted((root / "specs").glob("*.yaml")):
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except (OSError, yaml.YAMLError) as exc:
+            raise PluginError(f"requirements hook: cannot read {path.name}: {exc}") from exc
+        if not isinstance(data, dict) or not data.get("id") or not isinstance(data.get("requirements"), list):
+            raise PluginError(f"requirements hook: specs/{path.name} has no id or no requirements list")
+        data["_file"] = f"specs/{path.name}"
+        specs.append(data)
+    if not specs:
+        raise PluginError("requirements hook: no specs/*.yaml found")
+    # The base protocol first, then profiles, each by id.
+    return sorted(specs, key=lambda s: (s.get("kind") != "base", s["id"]))
+
+
+def _policy_files(root: Path) -> list[Path]:
+    return sorted((root / "policies").glob("*.yaml"))
+
+
+def _leading_comment(text: str) -> str:
+    lines = []
+    for line in text.splitlines():
+        if not line.startswith("#"):
+            break
+        lines.append(line[1:].removeprefix(" "))
+    return "\n".join(lines).strip()
+
+
+# --- small renderers ---------------------------------------------------------------------
+
+def _cell(text: Any) -> str:
+    """Text safe inside a Markdown table cell."""
+    return html.escape(str(text), quote=False).replace("|", "\\|").replace("\n", " ")
+
+
+def _anchor(req_id: str) -> str:
+    return req_id.lower()
+
+
+def _source_link(spec: dict[str, Any], req: dict[str, Any]) -> str:
+    if req.get("section"):
+        return f"seed: {_cell(req['section'])}"
+    source = str(req.get("source", ""))
+    if re.match(r"^https?://", source):
+        short = re.sub(r"^https?://", "", source)
+        return f"[{_cell(short)}]({source})"
+    key, _, fragment = source.partition("#")
+    base = (spec.get("sources") or {}).get(key)
+    if base:
+        return f"[{_cell(source)}]({base}{'#' + fragment if fragment else ''})"
+    return _cell(source)
+
+
+def _counts(reqs: list[dict[str, Any]]) -> tuple[Counter, Counter]:
+    tiers = Counter(t for r in reqs for t in r.get("tiers", []))
+    strengths = Counter(r.get("strength") for r in reqs)
+    return tiers, strengths
+
+
+def _family(req_id: str) -> str:
+    return req_id.rsplit("-", 1)[0]
+
+
+# --- requirements pages ------------------------------------------------------------------
+
+def _spec_page(spec: dict[str, Any], specs: list[dict[str, Any]], root: Path, guide: bool) -> str:
+    reqs = spec["requirements"]
+    known = {s["id"] for s in specs}
+    out = [f"# {spec.get('title', spec['id'])}", "",
+           f"Generated from `{spec['_file']}` when the site is built. Change that file, not this page.", ""]
+    if guide:
+        out += [f"The [profile guide](../profiles/{spec['id']}.md) explains this profile in prose.", ""]
+
+    facts = [("id", f"`{spec['id']}`"), ("kind", spec.get("kind", ""))]
+    if spec.get("seed"):
+        where = "" if (root / spec["seed"]).is_file() else " (kept outside this repository)"
+        facts.append(("seed", f"`{spec['seed']}`{where}"))
+    if spec.get("includes"):
+        facts.append(("includes", ", ".join(
+            f"[{i}]({i}.md)" if i in known else f"`{i}`" for i in spec["includes"])))
+    included_by = [s["id"] for s in specs if spec["id"] in (s.get("includes") or [])]
+    if included_by:
+        facts.append(("included by", ", ".join(f"[{i}]({i}.md)" for i in included_by)))
+    if spec.get("transports"):
+        facts.append(("transports", ", ".join(spec["transports"])))
+    facts.append(("requirements", str(len(reqs))))
+    out += ["| | |", "|---|---|"] + [f"| {k} | {v} |" for k, v in facts] + [""]
+
+    tiers, strengths = _counts(reqs)
+    out += ["## Counts", "",
+            "A requirement can belong to more than one tier.", "",
+            "| tier | requirements |", "|---|---:|"]
+    out += [f"| {t} | {tiers.get(t, 0)} |" for t in TIERS]
+    out += ["", "| strength | requirements |", "|---|---:|"]
+    out += [f"| {s} | {strengths.get(s, 0)} |" for s in STRENGTHS] + [""]
+
+    if spec.get("kind") == "profile":
+        out += _profile_data(spec)
+
+    if spec.get("protocol"):
+        out += ["## Protocol versions", "", "| key | value |", "|---|---|"]
+        for key, value in spec["protocol"].items():
+            shown = ", ".join(map(str, value)) if isinstance(value, list) else str(value)
+            out.append(f"| {_cell(key)} | {_cell(shown)} |")
+        out.append("")
+
+    out += ["## Requirements", "",
+            "Suite tests cite these ids with `@pytest.mark.req(...)`; failures and reports name them.", ""]
+    families: dict[str, list[dict[str, Any]]] = {}
+    for req in reqs:
+        families.setdefault(_family(req["id"]), []).append(req)
+    for family, items in families.items():
+        out += [f"### {family}", "", "| id | tiers | strength | behavior | source |", "|---|---|---|---|---|"]
+        for req in items:
+            behavior = _cell(req.get("behavior", ""))
+            notes = []
+            if req.get("applies_when"):
+                notes.append(f"Applies when: {_cell(req['applies_when'])}.")
+            if req.get("transports"):
+                notes.append(f"Transports: {', '.join(req['transports'])}.")
+            if notes:
+                behavior += " <em>" + " ".join(notes) + "</em>"
+            out.append(f"| <a id=\"{_anchor(req['id'])}\"></a>`{req['id']}` | {', '.join(req.get('tiers', []))} "
+                       f"| {req.get('strength', '')} | {behavior} | {_source_link(spec, req)} |")
+        out.append("")
+    return "\n".join(out)
+
+
+def _profile_data(spec: dict[str, Any]) -> list[str]:
+    out = ["## Profile data", ""]
+    tools = spec.get("tools") or {}
+    rows = [("required tools", ", ".join(f"`{t}`" for t in tools.get("required", []))),
+            ("adjacent tools", ", ".join(f"`{t}`" for t in tools.get("adjacent", [])) or "none")]
+    schemas = spec.get("schemas") or {}
+    if schemas.get("input"):
+        rows.append(("input schema", f"`schemas/{schemas['input']}`"))
+    if schemas.get("error"):
+        rows.append(("error schema", f"`schemas/{schemas['error']}`"))
+    for tool, name in (schemas.get("outputs") or {}).items():
+        rows.append((f"output of `{tool}`", f"`schemas/{name}`"))
+    if spec.get("policies"):
+        rows.append(("policies", ", ".join(
+            f"[{p}](../policies/{Path(p).stem}.md)" for p in spec["policies"])))
+    if spec.get("vectors"):
+        rows.append(("golden vectors", f"`specs/{spec['vectors']}`"))
+    if spec.get("fixture"):
+        rows.append(("fixture", _cell(spec["fixture"])))
+    for transport, command in (spec.get("reference") or {}).items():
+        rows.append((f"reference server ({transport})", f"`{command}`"))
+    for name, meaning in (spec.get("placeholders") or {}).items():
+        rows.append((f"placeholder `{name}`", _cell(meaning)))
+    out += ["| | |", "|---|---|"] + [f"| {k} | {v} |" for k, v in rows] + [""]
+    if spec.get("limits"):
+        out += ["Limits the suite checks against:", "", "| limit | value |", "|---|---:|"]
+        out += [f"| `{k}` | {v:,} |" if isinstance(v, int) else f"| `{k}` | {v} |"
+                for k, v in spec["limits"].items()]
+        out.append("")
+    return out
+
+
+def _requirements_index(specs: list[dict[str, Any]]) -> str:
+    by_id = {s["id"]: s for s in specs}
+    out = ["# Requirements", "",
+           "Generated from `specs/*.yaml` when the site is built. Each spec is one page; every "
+           "requirement has a stable id that tests cite and reports name.", "",
+           "| spec | kind | title | total | " + " | ".join(TIERS) + " | " + " | ".join(STRENGTHS) + " |",
+           "|---|---|---|---:|" + "---:|" * (len(TIERS) + len(STRENGTHS))]
+    for spec in specs:
+        reqs = spec["requirements"]
+        tiers, strengths = _counts(reqs)
+        out.append(f"| [{spec['id']}]({spec['id']}.md) | {spec.get('kind', '')} | {_cell(spec.get('title', ''))} "
+                   f"| {len(reqs)} | " + " | ".join(str(tiers.get(t, 0)) for t in TIERS) + " | "
+                   + " | ".join(str(strengths.get(s, 0)) for s in STRENGTHS) + " |")
+    out += ["", "Tier counts overlap when a requirement has more than one tier.", ""]
+    profiles = [s for s in specs if s.get("kind") == "profile"]
+    if profiles:
+        out += ["## What a profile run checks", "",
+                "A profile run checks the profile's own requirements and those of every spec it includes.", "",
+                "| profile | includes | requirements checked |", "|---|---|---:|"]
+        for spec in profiles:
+            includes = [i for i in spec.get("includes") or [] if i in by_id]
+            total = len(spec["requirements"]) + sum(len(by_id[i]["requirements"]) for i in includes)
+            shown = ", ".join(f"[{i}]({i}.md)" for i in includes) or "none"
+            out.append(f"| [{spec['id']}]({spec['id']}.md) | {shown} | {total} |")
+        out.append("")
+    return "\n".join(out)
+
+
+# --- policy pages ------------------------------------------------------------------------
+
+def _path_attacks_page(name: str, text: str, data: dict[str, Any]) -> str:
+    out = [f"# Policy: {name}", "",
+           f"Generated from `policies/{name}` when the site is built. Schema: `schemas/path-attacks.schema.json`.", ""]
+    if data.get("description"):
+        out += [_cell(data["description"]), ""]
+    out += ["## Expectations", "", "| expect | meaning |", "|---|---|"]
+    out += [f"| `{k}` | {_cell(v)} |" for k, v in (data.get("expectations") or {}).items()] + [""]
+    expects = list((data.get("expectations") or {}).keys())
+    for key, heading, what in (("paths", "Paths", "`path` values sent as `{\"path\": ...}`"),
+                               ("arguments", "Arguments", "whole `arguments` objects sent to `tools/call`")):
+        entries = data.get(key) or []
+        if not entries:
+            continue
+        counts = Counter((e.get("category"), e.get("expect")) for e in entries)
+        cols = expects + sorted({e for _, e in counts} - set(expects))
+        out += [f"## {heading}", "", f"{len(entries)} entries: {what}.", "",
+                "| category | " + " | ".join(cols) + " | total |", "|---|" + "---:|" * (len(cols) + 1)]
+        for category in sorted({c for c, _ in counts}):
+            row = [counts.get((category, e), 0) for e in cols]
+            out.append(f"| {category} | " + " | ".join(map(str, row)) + f" | {sum(row)} |")
+        totals = [sum(v for (_, e), v in counts.items() if e == col) for col in cols]
+        out.append("| **all** | " + " | ".join(f"**{t}**" for t in totals) + f" | **{sum(totals)}** |")
+        out.append("")
+    comment = _leading_comment(text)
+    if comment:
+        out += ["## About the corpus", "", "The file's leading comment:", "", "```text", comment, "```", ""]
+    return "\n".join(out)
+
+
+def _policy_page(name: str, text: str) -> str:
+    out = [f"# Policy: {name}", "", f"Generated from `policies/{name}` when the site is built.", ""]
+    comment = _leading_comment(text)
+    if comment:
+        out += [" ".join(comment.split()), ""]
+    out += ["```yaml", text.rstrip("\n"), "```", ""]
+    return "\n".join(out)
+
+
+def _policies(root: Path) -> list[tuple[Path, str, Any]]:
+    out = []
+    for path in _policy_files(root):
+        text = path.read_text(encoding="utf-8")
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise PluginError(f"requirements hook: cannot parse policies/{path.name}: {exc}") from exc
+        out.append((path, text, data))
+    return out
+
+
+def _policies_index(policies: list[tuple[Path, str, Any]], specs: list[dict[str, Any]]) -> str:
+    out = ["# Policies", "",
+           "Generated from `policies/*.yaml` when the site is built. Policies are the allowlists, "
+           "blocked surfaces and attack corpora the suite's tests read.", "",
+           "| file | used by | what it holds |", "|---|---|---|"]
+    for path, text, data in policies:
+        users = [s["id"] for s in specs if path.name in (s.get("policies") or [])]
+        shown = ", ".join(f"[{u}](../requirements/{u}.md)" for u in users) or "no profile"
+        first = " ".join(_leading_comment(text).split()).split(". ")[0].rstrip(".")
+        out.append(f"| [{path.name}]({path.stem}.md) | {shown} | {_cell(first)} |")
+    out.append("")
+    return "\n".join(out)
+
+
+# --- hooks ---------------------------------------------------------------------------------
+
+def on_config(config):
+    """Add the generated pages to the nav sections named Requirements and Policies."""
+    if not config.nav:
+        return config
+    root = _root(config)
+    extra = {
+        "Requirements": [{s["id"]: f"requirements/{s['id']}.md"} for s in _load_specs(root)],
+        "Policies": [{p.name: f"policies/{p.stem}.md"} for p in _policy_files(root)],
+    }
+    for entry in config.nav:
+        if isinstance(entry, dict):
+            for title, children in entry.items():
+                if title in extra and isinstance(children, list):
+                    listed = {v for c in children if isinstance(c, dict) for v in c.values()} | {
+                        c for c in children if isinstance(c, str)}
+                    children += [e for e in extra[title] if next(iter(e.values())) not in listed]
+    return config
+
+
+def on_files(files, config):
+    root = _root(config)
+    specs = _load_specs(root)
+    pages = {"requirements/index.md": _requirements_index(specs)}
+    for spec in specs:
+        guide = files.get_file_from_path(f"profiles/{spec['id']}.md") is not None
+        pages[f"requirements/{spec['id']}.md"] = _spec_page(spec, specs, root, guide)
+    policies = _policies(root)
+    pages["policies/index.md"] = _policies_index(policies, specs)
+    for path, text, data in policies:
+        if path.name == "path-attacks.yaml" and isinstance(data, dict):
+            pages[f"policies/{path.stem}.md"] = _path_attacks_page(path.name, text, data)
+        else:
+            pages[f"policies/{path.stem}.md"] = _policy_page(path.name, text)
+    for uri, content in pages.items():
+        if files.get_file_from_path(uri) is not None:
+            raise PluginError(f"requirements hook: docs/{uri} exists; that page is generated, remove the file")
+        files.append(File.generated(config, uri, content=content))
+    return files
+
+
+def _caught_by(root: Path) -> dict[str, list[str]] | None:
+    path = root / "tests" / "test_mutants.py"
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "CAUGHT_BY" for t in node.targets):
+            return ast.literal_eval(node.value)
+    return None
+
+
+def on_page_markdown(markdown, page, config, files):
+    if page.file.src_uri != "contracts.md" or MUTANTS_START not in markdown:
+        return markdown
+    expected = _caught_by(_root(config))
+    if expected is None:
+        log.warning("contracts.md: cannot read CAUGHT_BY from tests/test_mutants.py to check the mutants table")
+        return markdown
+    table = markdown.split(MUTANTS_START, 1)[1].split(MUTANTS_END, 1)[0]
+    documented = {}
+    for line in table.splitlines():
+        match = re.match(r"^\|\s*`([A-Za-z0-9_]+)`\s*\|(.*)$", line)
+        if match:
+            last_cell = match.group(2).rstrip().rstrip("|").split("|")[-1]
+            documented[match.group(1)] = sorted(set(REQ_ID.findall(last_cell)))
+    wanted = {name: sorted(set(ids)) for name, ids in expected.items()}
+    if documented != wanted:
+        missing = sorted(wanted.keys() - documented.keys())
+        extra = sorted(documented.keys() - wanted.keys())
+        differ = sorted(n for n in wanted.keys() & documented.keys() if wanted[n] != documented[n])
+        log.warning(f"contracts.md: the mutants table disagrees with tests/test_mutants.py "
+                    f"(missing {missing}, extra {extra}, different ids {differ})")
+    return markdown

@@ -1,0 +1,1 @@
+"""Reference servers that pass the retrieval-contract suite (one package per profile)."""

@@ -1,0 +1,237 @@
+"""Start the reference server with one deliberate defect: `python launch.py MUTANT [server args]`.
+
+Each mutant patches one function of the reference from the outside, so the reference itself
+stays clean; tests/test_mutants.py runs the suite against each and expects it to fail on
+the requirement ids listed in MUTANTS.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import posixpath
+import random
+import sys
+from pathlib import Path
+
+import mcp_types as types
+
+from reference.section_source import builder, paths, server, tools
+
+
+def _patch_tool(name, fn):
+    setattr(tools, name, fn)
+    description = tools.TOOLS[name][0]
+    tools.TOOLS[name] = (description, fn)
+
+
+def _wrap_source(transform):
+    original = tools.get_section_source
+
+    def patched(vault, raw_path):
+        return transform(vault, raw_path, original(vault, raw_path))
+
+    _patch_tool("get_section_source", patched)
+
+
+def body_in_output():
+    def add(vault, raw, out):
+        text = paths.read_note(vault, paths.normalize_request_path(raw))
+        for section in out["sections"]:
+            section["body"] = text[:400]
+        return out
+    _wrap_source(add)
+
+
+def snippet_field():
+    def add(vault, raw, out):
+        text = paths.read_note(vault, paths.normalize_request_path(raw))
+        out["snippet"] = text[-120:]
+        return out
+    _wrap_source(add)
+
+
+def frontmatter_in_output():
+    def add(vault, raw, out):
+        front, _ = builder.split_frontmatter(paths.read_note(vault, paths.normalize_request_path(raw)))
+        if front:
+            out["title"] = json.dumps(front, default=str)
+        return out
+    _wrap_source(add)
+
+
+def absolute_path_in_error():
+    original = paths.resolve_note
+
+    def resolve(vault_real, relative):
+        try:
+            return original(vault_real, relative)
+        except paths.NoteNotFound:
+            server.MSG_MISSING = f"Note not found: {vault_real / relative}"
+            raise
+    paths.resolve_note = resolve
+
+
+def unsafe_path_echoed():
+    original = paths.normalize_request_path
+
+    def normalize(raw):
+        try:
+            return original(raw)
+        except paths.UnsafePath:
+            server.MSG_PATH = f"Invalid path: {raw}"
+            raise
+    tools.normalize_request_path = normalize
+
+
+def traversal_resolved():
+    """Collapse `..` instead of rejecting it (the containment check still runs)."""
+    def normalize(raw):
+        if not isinstance(raw, str) or not raw.strip():
+            raise paths.UnsafePath("path is required")
+        text = raw.strip().replace("\\", "/").lstrip("/")
+        return posixpath.normpath(text)
+    tools.normalize_request_path = normalize
+
+
+def symlink_followed():
+    """No real-path containment: a symlink out of the vault is followed."""
+    def resolve(vault_real, relative):
+        candidate = vault_real / relative
+        if not candidate.is_file():
+            raise paths.NoteNotFound("note not found")
+        return candidate
+    paths.resolve_note = resolve
+
+
+def sibling_prefix_accepted():
+    """Containment by string prefix, and `..` allowed: vault_evil/ passes as inside."""
+    def normalize(raw):
+        if not isinstance(raw, str) or not raw.strip():
+            raise paths.UnsafePath("path is required")
+        return raw.strip().replace("\\", "/").lstrip("/")
+
+    def resolve(vault_real, relative):
+        real = os.path.realpath(vault_real / relative)
+        if not real.startswith(str(vault_real)) or not os.path.isfile(real):
+            raise paths.NoteNotFound("note not found")
+        return Path(real)
+    tools.normalize_request_path = normalize
+    paths.resolve_note = resolve
+
+
+def extra_input_accepted():
+    schema = dict(server.INPUT_SCHEMA, additionalProperties=True)
+    server.INPUT_SCHEMA = schema
+    server._INPUT = server.Draft202012Validator(schema)
+
+
+def vault_scan():
+    original = paths.read_note
+
+    def read(vault_real, relative):
+        for note in sorted(vault_real.rglob("*.md")):  # "index" the vault on every call
+            if note.is_file():
+                note.read_bytes()
+        return original(vault_real, relative)
+    tools.read_note = read
+
+
+def cache_file_written():
+    original = tools.get_section_source
+
+    def cached(vault, raw):
+        out = original(vault, raw)
+        cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "rc-section-source"
+        cache.mkdir(parents=True, exist_ok=True)
+        (cache / (out["path"].replace("/", "_") + ".json")).write_text(json.dumps(out))
+        return out
+    _patch_tool("get_section_source", cached)
+
+
+def sidecar_in_vault():
+    original = tools.get_section_source
+
+    def sidecar(vault, raw):
+        out = original(vault, raw)
+        (vault / ".section-source-index.json").write_text(json.dumps({"last": out["path"]}))
+        return out
+    _patch_tool("get_section_source", sidecar)
+
+
+def stale_cache():
+    original = tools.get_section_source
+    memo = {}
+
+    def memoized(vault, raw):
+        key = json.dumps(raw)
+        if key not in memo:
+            memo[key] = original(vault, raw)
+        return memo[key]
+    _patch_tool("get_section_source", memoized)
+
+
+def caps_ignored():
+    builder.MAX_SECTIONS = 10**9
+    builder.MAX_INPUT_CHARS = 10**9
+
+
+def unstable_ids():
+    def salt(vault, raw, out):
+        tag = f"{random.randrange(10**6):06d}"
+        for section in out["sections"]:
+            section["heading_id"] = section["heading_id"][:-4] + tag[:4]
+            section["section_id"] = section["section_id"][:-4] + tag[:4]
+        return out
+    _wrap_source(salt)
+
+
+def resource_registered():
+    original = server.build_server
+
+    def build(vault):
+        srv = original(vault)
+
+        async def list_resources(ctx, params):
+            return types.ListResourcesResult(resources=[types.Resource(
+                uri="section-source://inbox/example.md", name="section-source inbox/example.md")])
+
+        async def read_resource(ctx, params):
+            out = tools.get_section_source(vault, "inbox/example.md")
+            return types.ReadResourceResult(contents=[types.TextResourceContents(
+                uri=str(params.uri), text=json.dumps(out))])
+
+        srv.add_request_handler("resources/list", types.PaginatedRequestParams, list_resources)
+        srv.add_request_handler("resources/read", types.ReadResourceRequestParams, read_resource)
+        return srv
+    server.build_server = build
+
+
+def blocked_tool():
+    def body(vault, raw):
+        text = paths.read_note(vault, paths.normalize_request_path(raw))
+        return {"path": raw, "body": text}
+    tools.TOOLS["get_section_body"] = ("Return a section body.", body)
+
+
+def stdout_log():
+    os.write(1, b"reference server starting\n")
+
+
+MUTANTS = {f.__name__: f for f in (
+    body_in_output, snippet_field, frontmatter_in_output, absolute_path_in_error, unsafe_path_echoed,
+    traversal_resolved, symlink_followed, sibling_prefix_accepted, extra_input_accepted, vault_scan,
+    cache_file_written, sidecar_in_vault, stale_cache, caps_ignored, unstable_ids, resource_registered,
+    blocked_tool, stdout_log)}
+
+
+def main() -> int:
+    if len(sys.argv) < 2 or sys.argv[1] not in MUTANTS:
+        print(f"usage: launch.py MUTANT [server args]; mutants: {', '.join(MUTANTS)}", file=sys.stderr)
+        return 2
+    MUTANTS[sys.argv[1]]()
+    return server.main(sys.argv[2:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,68 @@
+"""The contract data is well-formed: specs, schemas, policies and their cross-references."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from contract_tests import contracts
+
+ROOT = contracts.contracts_root()
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "specs").glob("*.yaml")), ids=lambda p: p.stem)
+def test_every_spec_validates_against_the_spec_schema(path):
+    contracts.spec(path.stem)  # validates on load
+
+
+def test_requirement_ids_are_unique_across_specs():
+    ids = Counter()
+    for path in (ROOT / "specs").glob("*.yaml"):
+        ids.update(r["id"] for r in contracts.spec(path.stem)["requirements"])
+    assert not [i for i, n in ids.items() if n > 1]
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "schemas").glob("*.json")), ids=lambda p: p.name)
+def test_every_schema_is_a_valid_2020_12_schema(path):
+    Draft202012Validator.check_schema(contracts.schema(path.name))
+
+
+@pytest.mark.parametrize("profile_id", contracts.available_profiles())
+def test_each_profile_names_files_that_exist(profile_id):
+    data = contracts.load_profile(profile_id).data
+    for name in [data["schemas"]["input"], data["schemas"]["error"], *data["schemas"]["outputs"].values()]:
+        assert (ROOT / "schemas" / name).is_file(), name
+    for name in data["policies"]:
+        assert (ROOT / "policies" / name).is_file(), name
+    assert (ROOT / "specs" / data["vectors"]).is_file()
+
+
+def test_forbidden_output_patterns_compile_and_catch_what_they_name():
+    policy = contracts.policy("forbidden-output.yaml")
+    patterns = {p["id"]: re.compile(p["pattern"]) for p in policy["forbidden_value_patterns"]}
+    assert patterns["resource-uri"].search("see section-source://inbox/a.md")
+    assert patterns["posix-absolute-path"].search('"/home/user/vault/a.md"')
+    assert patterns["windows-absolute-path"].search(" C:\\Users\\x")
+    assert not patterns["posix-absolute-path"].search("inbox/example.md")
+
+
+def test_the_error_envelope_accepts_the_seed_shape_only():
+    validator = contracts.validator("error-envelope.schema.json")
+    assert validator.is_valid({"error": "Note not found", "code": "RUNTIME_ERROR"})
+    assert not validator.is_valid({"error": "x", "code": "OTHER"})
+    assert not validator.is_valid({"error": "x", "code": "RUNTIME_ERROR", "path": "/abs"})
+
+
+def test_the_output_allowlist_rejects_a_body_field():
+    validator = contracts.validator("section-source-v0.schema.json")
+    section = {"section_id": "a-md:h1-a-0001", "heading_id": "h1-a-0001", "level": 1, "heading_path": ["A"],
+               "heading_text": "A", "child_section_ids": [], "body_available": False,
+               "body_returned": False, "snippet_returned": False}
+    doc = {"schema": "knowtation.section_source/v0", "path": "a.md", "title": "a", "sections": [section],
+           "truncated": False}
+    assert validator.is_valid(doc)
+    assert not validator.is_valid({**doc, "sections": [{**section, "body": "text"}]})
+    assert not validator.is_valid({**doc, "sections": [{**section, "snippet_returned": True}]})

@@ -1,0 +1,64 @@
+"""Unit tests of the harness pieces the suite's verdicts rest on."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+
+from contract_tests.harness import canaries, fsevents
+from contract_tests.harness.process import render_command
+from contract_tests.harness.stdio import StdioServer
+
+TOKENS = {"body": "rcbodyabc123", "path": "rcpathdef456"}
+
+
+def test_canaries_are_found_through_json_escapes_and_nested_json_text():
+    inner = json.dumps({"heading": "x rcbodyabc123 y"})
+    line = json.dumps({"result": {"content": [{"text": inner.replace("r", "\\u0072", 0)}]}})
+    escaped = line.replace("rcbodyabc123", "\\u0072cbodyabc123")
+    leaks = canaries.scan_lines([escaped], TOKENS, "stdout", ["body"])
+    assert [leak.cls for leak in leaks] == ["body"]
+
+
+def test_canaries_are_found_case_insensitively_and_redacted_in_excerpts():
+    leaks = canaries.scan_lines(["path /tmp/RC-FIXTURE-RCPATHDEF456/vault"], TOKENS, "stderr", ["path"])
+    assert leaks and "rcpathdef456" not in leaks[0].excerpt.lower()
+    assert "<CANARY:path>" in leaks[0].excerpt
+
+
+def test_render_command_keeps_paths_with_spaces_in_one_argument():
+    argv = render_command("{python} -m srv --vault {vault}", {"vault": "/tmp/a b/vault"})
+    assert argv == [sys.executable, "-m", "srv", "--vault", "/tmp/a b/vault"]
+
+
+def test_an_empty_command_is_refused():
+    with pytest.raises(ValueError):
+        render_command("   ", {})
+
+
+@pytest.mark.skipif(not fsevents.available(), reason="needs Linux inotify")
+def test_the_open_watcher_sees_a_file_opened_by_another_process(tmp_path):
+    (tmp_path / "sub").mkdir()
+    target = tmp_path / "sub" / "note.md"
+    target.write_text("x")
+    with fsevents.OpenWatcher(tmp_path) as watcher:
+        assert watcher.opened() == set()
+        import subprocess
+        subprocess.run([sys.executable, "-c", f"open({str(target)!r}).read()"], check=True)
+        assert target in watcher.opened()
+
+
+def test_a_raw_stdio_server_records_non_json_stdout_lines(tmp_path):
+    script = ("import sys, json\n"
+              "print('not json', flush=True)\n"
+              "for line in sys.stdin:\n"
+              "    msg = json.loads(line)\n"
+              "    print(json.dumps({'jsonrpc': '2.0', 'id': msg['id'], 'result': {}}), flush=True)\n")
+    server = StdioServer([sys.executable, "-c", script])
+    try:
+        assert server.request("ping", timeout=10)["result"] == {}
+    finally:
+        assert server.close(timeout=5) == 0
+    assert server.bad_lines == ["not json"]

@@ -1,0 +1,42 @@
+"""Every policy the suite guards is proved by a mutant the suite catches, by requirement id."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import mutant_command
+
+# mutant -> requirement ids the suite must report as failed
+CAUGHT_BY = {
+    "body_in_output": ["SSL-OUT-002", "SSL-SEC-001", "SSL-E2E-002"],
+    "snippet_field": ["SSL-OUT-001", "SSL-OUT-007"],
+    "frontmatter_in_output": ["SSL-SEC-002"],
+    "absolute_path_in_error": ["SSL-ERR-004", "SSL-SEC-003"],
+    "unsafe_path_echoed": ["SSL-ERR-005"],
+    "traversal_resolved": ["SSL-IN-005", "SSL-IN-007"],
+    "symlink_followed": ["SSL-IN-006"],
+    "sibling_prefix_accepted": ["SSL-IN-006", "SSL-IN-008"],
+    "extra_input_accepted": ["SSL-TOOL-003", "SSL-IN-003"],
+    "vault_scan": ["SSL-PERF-001", "SSL-PERF-002"],
+    "cache_file_written": ["SSL-DI-002"],
+    "sidecar_in_vault": ["SSL-DI-001"],
+    "stale_cache": ["SSL-DI-003"],
+    "caps_ignored": ["SSL-STR-001", "SSL-STR-002"],
+    "unstable_ids": ["SSL-STR-003", "SSL-OUT-005"],
+    "resource_registered": ["SSL-RES-001"],
+    "blocked_tool": ["SSL-BLK-001"],
+    "stdout_log": ["MCP-STDIO-001"],
+}
+
+
+@pytest.mark.parametrize("mutant", sorted(CAUGHT_BY))
+def test_the_suite_catches_the_mutant_by_requirement_id(suite_run, mutant):
+    expected = CAUGHT_BY[mutant]
+    run = suite_run("--server-cmd", mutant_command(mutant), "--req", ",".join(expected))
+    assert run.results is not None, f"no report written:\n{run.output[-3000:]}"
+    assert run.code != 0, f"{mutant}: the suite passed a broken server"
+    status = run.status()
+    missed = [req for req in expected if status.get(req) != "fail"]
+    assert not missed, f"{mutant}: not reported failing: {[(r, status.get(r)) for r in missed]}\n{run.output[-3000:]}"
+    for req in expected:  # the failure names the requirement id
+        assert f"[{req}]" in run.output or req in run.output
