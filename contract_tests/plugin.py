@@ -3,6 +3,7 @@ selection, expectations, reports and the fixtures every suite test uses."""
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -105,17 +106,42 @@ def pytest_configure(config: pytest.Config) -> None:
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
     state = config.stash.get(STATE, None)
-    if state is None:
+    if state is None or not any("contract_tests" in str(arg) for arg in config.args):
         return []
     lines = [f"retrieval-contract: profile {state.profile.id}, transport {state.transport}, "
              f"{len(state.profile.requirements)} requirements",
              f"retrieval-contract: target {state.target}"]
     if state.phase:
         lines.append(f"retrieval-contract: phase {state.phase}")
+    lines.append(f"retrieval-contract: server {_probe_server_info(state)}")
     if state.expectations.source:
         lines.append(f"retrieval-contract: expectations {state.expectations.source} "
                      f"({len(state.expectations.failures)} known failures)")
     return lines
+
+
+def _probe_server_info(state: SuiteState) -> str:
+    """Start the target once on an empty vault and describe what initialize says."""
+    with tempfile.TemporaryDirectory(prefix="rc-probe-") as tmp:
+        fixture = Fixture(root=Path(tmp), canaries={})
+        fixture.vault.mkdir()
+        home = Path(tmp) / "home"
+        try:
+            server = StdioServer(render_command(state.command, fixture.placeholders()),
+                                 env=private_environment(home), cwd=fixture.vault)
+        except OSError as exc:
+            return f"could not start ({exc.strerror or exc})"
+        try:
+            response = server.initialize()
+        except Exception as exc:  # noqa: BLE001 - the header only reports
+            return f"did not answer initialize ({type(exc).__name__})"
+        finally:
+            server.close(timeout=3)
+    result = response.get("result") or {}
+    info = result.get("serverInfo", {})
+    caps = ", ".join(sorted(result.get("capabilities", {}))) or "none"
+    return (f"{info.get('name', '?')} {info.get('version', '?')}, protocol {result.get('protocolVersion', '?')}, "
+            f"capabilities: {caps}")
 
 
 def item_requirements(item: pytest.Item) -> list[str]:

@@ -24,6 +24,7 @@ CAUGHT_BY = {
     "caps_ignored": ["SSL-STR-001", "SSL-STR-002"],
     "unstable_ids": ["SSL-STR-003", "SSL-OUT-005"],
     "resource_registered": ["SSL-RES-001"],
+    "error_reveals_more": ["SSL-ERR-003"],
     "blocked_tool": ["SSL-BLK-001"],
     "stdout_log": ["MCP-STDIO-001"],
 }

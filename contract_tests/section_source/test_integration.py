@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from contract_tests.checks import check, envelope, error_texts, schema_errors, short, tool_output
+from contract_tests.checks import check, envelope, error_texts, fail, schema_errors, short, tool_output
 from contract_tests.contracts import load_profile
 from contract_tests.section_source.common import TOOL, body_free_tools, profiles_mark
 
@@ -84,26 +84,41 @@ def test_a_traversal_path_gives_the_runtime_error_envelope(client, profile, path
     envelope(client.call_tool(TOOL, {"path": path}), profile.error_validator(), "SSL-ERR-002", "traversal path")
 
 
-def _shape(response):
+def _failure(response):
+    """(kind, code, message) of a failed call; kind 'success' when it did not fail."""
     if "error" in response:
-        return ("jsonrpc-error", response["error"].get("code"))
+        return "jsonrpc-error", response["error"].get("code"), response["error"].get("message")
     result = response["result"]
     try:
         body = json.loads(result["content"][0]["text"])
     except (KeyError, IndexError, ValueError, TypeError):
-        body = None
-    return ("isError" if result.get("isError") else "success", body)
+        body = {}
+    body = body if isinstance(body, dict) else {}
+    kind = "isError" if result.get("isError") else "success"
+    return kind, body.get("code"), body.get("error")
+
+
+ERR_PATHS = [MISSING, "notes/missing-too.md", TRAVERSAL, "links/escape-file.md", "links/escape-dir/secret.md",
+             "/etc/passwd", "inbox", "{root}/outside/secret.md"]
 
 
 @pytest.mark.req("SSL-ERR-003")
-@pytest.mark.parametrize("path", [MISSING, TRAVERSAL, "links/escape-file.md", "/etc/passwd"])
-def test_missing_and_traversal_errors_match_the_adjacent_tools(server, client, profile, path):
+def test_missing_and_traversal_errors_reveal_no_more_than_the_adjacent_tools(server, client, profile, fixture_vault):
+    """Same failure kind and code as each adjacent tool, and no finer distinctions between paths."""
     adjacent = [t for t in body_free_tools(client, profile) if t != TOOL]
     if not adjacent:
         pytest.skip("the server lists none of the adjacent body-free tools")
-    ours = _shape(server.call_tool(TOOL, {"path": path}))
-    check(ours[0] != "success", "SSL-ERR-003", f"{TOOL} succeeded for an unsafe or missing path")
+    paths = [p.replace("{root}", str(fixture_vault.root)) for p in ERR_PATHS]
+    ours = {p: _failure(server.call_tool(TOOL, {"path": p})) for p in paths}
+    for path, (kind, _code, _msg) in ours.items():
+        check(kind != "success", "SSL-ERR-003", f"{TOOL} succeeded for a missing or unsafe path")
     for name in adjacent:
-        theirs = _shape(server.call_tool(name, {"path": path}))
-        check(theirs == ours, "SSL-ERR-003",
-              f"{name} and {TOOL} fail differently for the same path: {short(theirs)} vs {short(ours)}")
+        theirs = {p: _failure(server.call_tool(name, {"path": p})) for p in paths}
+        for path in paths:
+            check(theirs[path][:2] == ours[path][:2], "SSL-ERR-003",
+                  f"{name} and {TOOL} fail differently (kind, code): {theirs[path][:2]} vs {ours[path][:2]}")
+        for a in paths:
+            for b in paths:
+                if theirs[a][2] == theirs[b][2] and ours[a][2] != ours[b][2]:
+                    fail("SSL-ERR-003", f"{TOOL} tells apart two paths that {name} does not "
+                                        f"(messages {short(ours[a][2], 60)} vs {short(ours[b][2], 60)})")

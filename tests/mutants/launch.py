@@ -207,6 +207,20 @@ def resource_registered():
     server.build_server = build
 
 
+def error_reveals_more():
+    """Only get_section_source says when a path is a symlink out of the vault."""
+    original = tools.TOOLS["get_section_source"][1]
+
+    def revealing(vault, raw):
+        try:
+            return original(vault, raw)
+        except paths.UnsafePath as exc:
+            if "outside the vault" in str(exc):
+                raise RuntimeError("symlink target outside the vault") from exc
+            raise
+    tools.TOOLS["get_section_source"] = (tools.TOOLS["get_section_source"][0], revealing)
+
+
 def blocked_tool():
     def body(vault, raw):
         text = paths.read_note(vault, paths.normalize_request_path(raw))
@@ -222,7 +236,7 @@ MUTANTS = {f.__name__: f for f in (
     body_in_output, snippet_field, frontmatter_in_output, absolute_path_in_error, unsafe_path_echoed,
     traversal_resolved, symlink_followed, sibling_prefix_accepted, extra_input_accepted, vault_scan,
     cache_file_written, sidecar_in_vault, stale_cache, caps_ignored, unstable_ids, resource_registered,
-    blocked_tool, stdout_log)}
+    error_reveals_more, blocked_tool, stdout_log)}
 
 
 def main() -> int:
