@@ -278,3 +278,4 @@ def test_generated_markdown_gives_allowlisted_body_free_output(client, fixture_v
         check(token not in json.dumps(out).lower(), "SSL-SEC-005", "generated note: body text in output")
 
     probe()
+
