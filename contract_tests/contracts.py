@@ -96,6 +96,14 @@ class Profile:
     def adjacent_tools(self) -> list[str]:
         return list(self.data["tools"].get("adjacent", []))
 
+    @property
+    def fixture_kind(self) -> str:
+        return str(self.data["fixture"])
+
+    def leak_requirements(self, channel: str) -> dict[str, str]:
+        """Canary class -> requirement id, for one channel the server writes (stdout, stderr)."""
+        return dict(self.data.get("canaries", {}).get(channel, {}))
+
     def output_validator(self, tool: str) -> Draft202012Validator:
         return validator(self.data["schemas"]["outputs"][tool])
 

@@ -16,7 +16,8 @@ from .harness import canaries
 from .harness.process import private_environment, render_command
 from .harness.sdk import SdkClient
 from .harness.stdio import StdioServer
-from .harness.vault import Fixture, build_fixture
+from .harness.fixtures import build_for
+from .harness.vault import Fixture
 from .report import ReportCollector
 
 SUITE_DIR = Path(__file__).resolve().parent
@@ -237,8 +238,14 @@ class ServerFactory:
 
 
 @pytest.fixture(scope="session")
-def fixture_vault(tmp_path_factory: pytest.TempPathFactory, profile: contracts.Profile) -> Fixture:
-    return build_fixture(tmp_path_factory.mktemp("rc"), profile.vectors(), profile.limits)
+def contract_fixture(tmp_path_factory: pytest.TempPathFactory, profile: contracts.Profile):
+    """The profile's synthetic data (a vault, or docs and code roots), built once per worker."""
+    return build_for(profile, tmp_path_factory.mktemp("rc"))
+
+
+@pytest.fixture(scope="session")
+def fixture_vault(contract_fixture) -> Fixture:
+    return contract_fixture
 
 
 @pytest.fixture(scope="session")
@@ -269,22 +276,23 @@ def client(server: StdioServer):
 @pytest.fixture(autouse=True)
 def _canary_guard(request: pytest.FixtureRequest):
     """After every suite test, scan what every server wrote during it for canary tokens."""
-    if not _is_suite_item(request.node) or "fixture_vault" not in request.fixturenames:
+    if not _is_suite_item(request.node) or "contract_fixture" not in request.fixturenames:
         yield
         return
     factory: ServerFactory = request.getfixturevalue("servers")
-    fixture: Fixture = request.getfixturevalue("fixture_vault")
+    fixture = request.getfixturevalue("contract_fixture")
+    profile: contracts.Profile = request.getfixturevalue("profile")
     marks = {id(s): s.transcript.mark() for s in factory.started}
     yield
-    leaks = []
+    leaks, reqs = [], set()
     for srv in factory.started:
-        out, err = srv.transcript.since(marks.get(id(srv), (0, 0)))
-        classes = list(canaries.DEFAULT_LEAK_REQUIREMENTS)
-        leaks += canaries.scan_lines(out, fixture.canaries, "stdout", classes)
-        leaks += canaries.scan_lines(err, fixture.canaries, "stderr", classes)
+        for channel, lines in zip(("stdout", "stderr"), srv.transcript.since(marks.get(id(srv), (0, 0)))):
+            rules = profile.leak_requirements(channel)
+            found = canaries.scan_lines(lines, fixture.canaries, channel, rules)
+            leaks += found
+            reqs |= {rules[leak.cls] for leak in found}
     if leaks:
-        reqs = sorted({canaries.DEFAULT_LEAK_REQUIREMENTS[l.cls] for l in leaks}
-                      | ({"SSL-LOG-001"} if any(l.channel == "stderr" for l in leaks) else set()))
+        reqs = sorted(reqs)
         request.node.user_properties.append(("leak_requirements", reqs))
         pytest.fail("[" + ", ".join(reqs) + "] server output leaked: " + "; ".join(map(str, leaks[:5])),
                     pytrace=False)

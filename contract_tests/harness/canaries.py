@@ -8,17 +8,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-# Canary classes that must never appear in anything the server writes, with the requirement
-# each leak breaks (profiles may map them differently).
-DEFAULT_LEAK_REQUIREMENTS = {
-    "body": "SSL-SEC-001",
-    "code": "SSL-SEC-001",
-    "frontmatter": "SSL-SEC-002",
-    "path": "SSL-SEC-003",
-    "outside": "SSL-IN-006",
-}
-
-
 @dataclass(frozen=True)
 class Leak:
     cls: str

@@ -1,0 +1,24 @@
+"""Which synthetic data a profile's suite runs on: a profile names its fixture kind in its spec."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..contracts import Profile
+from . import vault
+
+
+def _vault(profile: Profile, base: Path) -> Any:
+    return vault.build_fixture(base, profile.vectors(), profile.limits)
+
+
+BUILDERS = {"vault": _vault}
+
+
+def build_for(profile: Profile, base: Path) -> Any:
+    try:
+        builder = BUILDERS[profile.fixture_kind]
+    except KeyError:
+        raise ValueError(f"profile {profile.id}: unknown fixture kind {profile.fixture_kind!r}") from None
+    return builder(profile, base)
