@@ -96,6 +96,15 @@ class Profile:
     def adjacent_tools(self) -> list[str]:
         return list(self.data["tools"].get("adjacent", []))
 
+    def environment(self, values: dict[str, str]) -> dict[str, str]:
+        """The variables the profile sets for its server, placeholders filled from `values`."""
+        out = {}
+        for key, template in self.data.get("environment", {}).items():
+            for name, value in values.items():
+                template = template.replace("{" + name + "}", value)
+            out[key] = template
+        return out
+
     @property
     def fixture_kind(self) -> str:
         return str(self.data["fixture"])

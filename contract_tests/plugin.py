@@ -51,8 +51,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--profile", default=None,
                     help=f"profile to check (default: ini rc_profile, else {DEFAULT_PROFILE})")
     group.addoption("--server-cmd", default=None,
-                    help="command that starts the server under test over stdio; placeholders: "
-                         "{vault} (fixture vault root), {python} (this interpreter)")
+                    help="command that starts the server under test over stdio; placeholders: {python} "
+                         "(this interpreter) and the profile's own ({vault}; {docs_root}, {code_root}, {root})")
     group.addoption("--server-url", default=None,
                     help="URL of a running Streamable HTTP server (profiles with the http transport)")
     group.addoption("--phase", default=None, help="phase to accept, for profiles that define phases")
@@ -124,12 +124,11 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 def _probe_server_info(state: SuiteState) -> str:
     """Start the target once on an empty vault and describe what initialize says."""
     with tempfile.TemporaryDirectory(prefix="rc-probe-") as tmp:
-        fixture = Fixture(root=Path(tmp), canaries={})
-        fixture.vault.mkdir()
-        home = Path(tmp) / "home"
+        fixture = build_for(state.profile, Path(tmp))
         try:
-            server = StdioServer(render_command(state.command, fixture.placeholders()),
-                                 env=private_environment(home), cwd=fixture.vault)
+            values = fixture.placeholders()
+            env = private_environment(Path(tmp) / "home") | state.profile.environment(values)
+            server = StdioServer(render_command(state.command, values), env=env, cwd=Path(tmp))
         except OSError as exc:
             return f"could not start ({exc.strerror or exc})"
         try:
@@ -223,11 +222,13 @@ class ServerFactory:
         private_environment(home)  # creates HOME, XDG and TMPDIR before any snapshot
         return home
 
-    def start(self, fixture: Fixture, *, home: Path | None = None, command: str | None = None,
+    def start(self, fixture: Any, *, home: Path | None = None, command: str | None = None,
               extra: dict[str, str] | None = None) -> StdioServer:
         home = home or self.fresh_home()
-        argv = render_command(command or self.suite.command, {**fixture.placeholders(), **(extra or {})})
-        server = StdioServer(argv, env=private_environment(home), cwd=home)
+        values = {**fixture.placeholders(), **(extra or {})}
+        argv = render_command(command or self.suite.command, values)
+        env = private_environment(home) | self.suite.profile.environment(values)
+        server = StdioServer(argv, env=env, cwd=home)
         self.started.append(server)
         return server
 
@@ -249,6 +250,11 @@ def fixture_vault(contract_fixture) -> Fixture:
 
 
 @pytest.fixture(scope="session")
+def fixture_roots(contract_fixture):
+    return contract_fixture
+
+
+@pytest.fixture(scope="session")
 def servers(suite: SuiteState, tmp_path_factory: pytest.TempPathFactory):
     factory = ServerFactory(suite, tmp_path_factory.mktemp("homes"))
     yield factory
@@ -256,9 +262,9 @@ def servers(suite: SuiteState, tmp_path_factory: pytest.TempPathFactory):
 
 
 @pytest.fixture(scope="session")
-def server(servers: ServerFactory, fixture_vault: Fixture) -> StdioServer:
-    """The worker's long-lived server on the fixture vault (initialized by the SDK client)."""
-    return servers.start(fixture_vault)
+def server(servers: ServerFactory, contract_fixture) -> StdioServer:
+    """The worker's long-lived server on the profile's fixture (initialized by the SDK client)."""
+    return servers.start(contract_fixture)
 
 
 @pytest.fixture(scope="session")

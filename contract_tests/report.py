@@ -115,7 +115,7 @@ def render_markdown(doc: dict[str, Any]) -> str:
         "",
         f"- target: `{doc['target']}`",
         f"- transport: {doc['transport']}" + (f", phase {doc['phase']}" if doc["phase"] else ""),
-        f"- summary: " + ", ".join(f"{k} {v}" for k, v in sorted(doc["summary"].items())),
+        "- summary: " + ", ".join(f"{k} {v}" for k, v in sorted(doc["summary"].items())),
         "",
         "| requirement | strength | tiers | status | tests | evidence |",
         "|---|---|---|---|---|---|",

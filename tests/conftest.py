@@ -14,7 +14,7 @@ import pytest
 pytest_plugins = ["pytester"]
 
 ROOT = Path(__file__).resolve().parent.parent
-LAUNCH = ROOT / "tests" / "mutants" / "launch.py"
+MUTANTS = ROOT / "tests" / "mutants"
 
 
 @dataclass
@@ -38,7 +38,10 @@ def run_suite(tmp_path: Path, *args: str, timeout: int = 900) -> SuiteRun:
 
 
 def mutant_command(name: str) -> str:
-    return f"{{python}} {shlex.quote(str(LAUNCH))} {name} --vault {{vault}}"
+    """The suite's --server-cmd for a mutant (rt_* mutants belong to retrieval-tools)."""
+    if name.startswith("rt_"):
+        return f"{{python}} {shlex.quote(str(MUTANTS / 'launch_retrieval_tools.py'))} {name}"
+    return f"{{python}} {shlex.quote(str(MUTANTS / 'launch.py'))} {name} --vault {{vault}}"
 
 
 @pytest.fixture

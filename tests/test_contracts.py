@@ -33,11 +33,14 @@ def test_every_schema_is_a_valid_2020_12_schema(path):
 @pytest.mark.parametrize("profile_id", contracts.available_profiles())
 def test_each_profile_names_files_that_exist(profile_id):
     data = contracts.load_profile(profile_id).data
-    for name in [data["schemas"]["input"], data["schemas"]["error"], *data["schemas"]["outputs"].values()]:
+    schemas = data["schemas"]
+    for name in [schemas["input"], schemas["error"], *schemas["outputs"].values(), *schemas.get("inputs", {}).values()]:
         assert (ROOT / "schemas" / name).is_file(), name
     for name in data["policies"]:
         assert (ROOT / "policies" / name).is_file(), name
-    assert (ROOT / "specs" / data["vectors"]).is_file()
+    for key in ("vectors", "errors"):
+        if key in data:
+            assert (ROOT / "specs" / data[key]).is_file(), data[key]
 
 
 def test_forbidden_output_patterns_compile_and_catch_what_they_name():

@@ -27,13 +27,24 @@ CAUGHT_BY = {
     "error_reveals_more": ["SSL-ERR-003"],
     "blocked_tool": ["SSL-BLK-001"],
     "stdout_log": ["MCP-STDIO-001"],
+    "rt_wrong_ordering": ["RT-SRCH-001"],
+    "rt_nondeterministic_order": ["RT-SRCH-005", "RT-SRCH-001"],
+    "rt_limit_not_applied": ["RT-SRCH-003"],
+    "rt_hidden_listed": ["RT-VIS-001"],
+    "rt_gitignore_ignored": ["RT-VIS-002"],
+    "rt_traversal_accepted": ["RT-PATH-001", "RT-PATH-002"],
+    "rt_cross_root_escape": ["RT-PATH-003"],
+    "rt_snippet_not_clamped": ["RT-SNIP-002"],
+    "rt_content_in_logs": ["RT-LOG-001"],
+    "rt_starts_with_missing_root": ["RT-CFG-001", "RT-CFG-002"],
 }
 
 
 @pytest.mark.parametrize("mutant", sorted(CAUGHT_BY))
 def test_the_suite_catches_the_mutant_by_requirement_id(suite_run, mutant):
     expected = CAUGHT_BY[mutant]
-    run = suite_run("--server-cmd", mutant_command(mutant), "--req", ",".join(expected))
+    profile = "retrieval-tools" if mutant.startswith("rt_") else "section-source-local"
+    run = suite_run("--profile", profile, "--server-cmd", mutant_command(mutant), "--req", ",".join(expected))
     assert run.results is not None, f"no report written:\n{run.output[-3000:]}"
     assert run.code != 0, f"{mutant}: the suite passed a broken server"
     status = run.status()

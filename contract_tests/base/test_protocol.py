@@ -7,7 +7,7 @@ import time
 import mcp_types as types
 import pytest
 
-from contract_tests.checks import check, fail, short
+from contract_tests.checks import check, fail, short, tool_output
 from contract_tests.contracts import spec
 
 BASE = spec("mcp-base")["protocol"]
@@ -21,8 +21,8 @@ MODERN_META = {
 
 
 @pytest.fixture
-def fresh(servers, fixture_vault):
-    srv = servers.start(fixture_vault)
+def fresh(servers, contract_fixture):
+    srv = servers.start(contract_fixture)
     yield srv
     srv.close(timeout=3)
 
@@ -51,8 +51,8 @@ def test_initialize_with_the_latest_version_returns_version_capabilities_and_ser
 @pytest.mark.integration
 @pytest.mark.req("MCP-INIT-002")
 @pytest.mark.parametrize("version", HANDSHAKE)
-def test_initialize_answers_the_requested_version_or_another_supported_one(servers, fixture_vault, version):
-    srv = servers.start(fixture_vault)
+def test_initialize_answers_the_requested_version_or_another_supported_one(servers, contract_fixture, version):
+    srv = servers.start(contract_fixture)
     try:
         response = srv.initialize(version)
     finally:
@@ -212,3 +212,37 @@ def test_the_server_exits_cleanly_when_stdin_closes(fresh):
     code = fresh.close(timeout=5)
     check(code == 0, "MCP-STDIO-002",
           f"exit status {code} after stdin closed ({time.monotonic() - started:.1f} s; None = killed after 5 s)")
+
+
+def _without(value, dotted: list[str]):
+    for path in dotted:
+        node = value
+        *parents, last = path.split(".")
+        for key in parents:
+            node = node.get(key, {}) if isinstance(node, dict) else {}
+        if isinstance(node, dict):
+            node.pop(last, None)
+    return value
+
+
+@pytest.mark.e2e
+@pytest.mark.req("MCP-MODERN-003")
+def test_the_stateless_era_gives_the_same_tools_and_output(servers, contract_fixture, client, profile):
+    sample = profile.data["sample_call"]
+    srv = servers.start(contract_fixture)
+    try:
+        if "result" not in srv.request("server/discover", {"_meta": MODERN_META}):
+            pytest.skip("server does not support the 2026-07-28 revision")
+        listed = srv.request("tools/list", {"_meta": MODERN_META})
+        modern_names = sorted(t["name"] for t in listed.get("result", {}).get("tools", []))
+        check(modern_names == sorted(t["name"] for t in client.list_tools()), "MCP-MODERN-003",
+              f"tools differ between eras: {modern_names}")
+        response = srv.request("tools/call", {"name": sample["tool"], "arguments": sample["arguments"],
+                                              "_meta": MODERN_META})
+        modern_out = tool_output(response, "MCP-MODERN-003")
+    finally:
+        srv.close(timeout=3)
+    classic_out = tool_output(client.call_tool(sample["tool"], sample["arguments"]), "MCP-MODERN-003")
+    volatile = sample.get("volatile", [])
+    check(_without(modern_out, volatile) == _without(classic_out, volatile), "MCP-MODERN-003",
+          "tool output differs between protocol eras")

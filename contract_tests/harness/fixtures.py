@@ -6,14 +6,18 @@ from pathlib import Path
 from typing import Any
 
 from ..contracts import Profile
-from . import vault
+from . import roots, vault
 
 
 def _vault(profile: Profile, base: Path) -> Any:
     return vault.build_fixture(base, profile.vectors(), profile.limits)
 
 
-BUILDERS = {"vault": _vault}
+def _roots(profile: Profile, base: Path) -> Any:
+    return roots.build_roots(base)
+
+
+BUILDERS = {"vault": _vault, "roots": _roots}
 
 
 def build_for(profile: Profile, base: Path) -> Any:

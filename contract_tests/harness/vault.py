@@ -162,3 +162,10 @@ def snapshot(root: Path) -> dict[str, tuple]:
                 digest = hashlib.sha256(path.read_bytes()).hexdigest()
                 entries[rel] = ("file", st.st_size, st.st_mtime_ns, digest)
     return entries
+
+
+def snapshot_diff(before: dict[str, tuple], after: dict[str, tuple]) -> list[str]:
+    changed = [f"new: {k}" for k in after.keys() - before.keys()]
+    changed += [f"removed: {k}" for k in before.keys() - after.keys()]
+    changed += [f"changed: {k}" for k in before.keys() & after.keys() if before[k] != after[k]]
+    return sorted(changed)

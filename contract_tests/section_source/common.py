@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from contract_tests.contracts import policy
+from contract_tests.harness.corpus import attack_path  # noqa: F401 - re-exported for the tiers
 
 TOOL = "get_section_source"
 PROFILES = ("section-source-local",)
@@ -23,17 +24,6 @@ def forbidden() -> dict[str, Any]:
 
 def attacks() -> dict[str, Any]:
     return policy("path-attacks.yaml")
-
-
-def attack_path(entry: dict[str, Any], placeholders: dict[str, str]) -> str:
-    if "repeat" in entry:
-        rep = entry["repeat"]
-        text = rep.get("prefix", "") + rep["unit"] * int(rep["times"]) + rep.get("suffix", "")
-    else:
-        text = entry["path"]
-    for key, value in placeholders.items():
-        text = text.replace("{" + key + "}", value)
-    return text
 
 
 def listed_tools(client) -> dict[str, dict[str, Any]]:

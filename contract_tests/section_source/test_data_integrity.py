@@ -5,18 +5,11 @@ from __future__ import annotations
 import pytest
 
 from contract_tests.checks import check, tool_output
-from contract_tests.harness.vault import build_fixture, snapshot
+from contract_tests.harness.vault import build_fixture, snapshot, snapshot_diff
 from contract_tests.section_source.common import (TOOL, attack_path, attacks, body_free_tools,
                                                    profiles_mark)
 
 pytestmark = [profiles_mark, pytest.mark.data_integrity]
-
-
-def _diff(before: dict, after: dict) -> list[str]:
-    changed = [f"new: {k}" for k in after.keys() - before.keys()]
-    changed += [f"removed: {k}" for k in before.keys() - after.keys()]
-    changed += [f"changed: {k}" for k in before.keys() & after.keys() if before[k] != after[k]]
-    return sorted(changed)
 
 
 @pytest.fixture(scope="module")
@@ -42,13 +35,13 @@ def full_run(servers, client, profile, tmp_path_factory):
 
 @pytest.mark.req("SSL-DI-001")
 def test_a_full_run_leaves_the_vault_and_its_surroundings_unchanged(full_run):
-    changes = _diff(*full_run["root"])
+    changes = snapshot_diff(*full_run["root"])
     check(not changes, "SSL-DI-001", f"{len(changes)} change(s) in or beside the vault: {changes[:5]}")
 
 
 @pytest.mark.req("SSL-DI-002")
 def test_the_server_writes_nothing_in_its_home_xdg_or_temp_directories(full_run):
-    changes = _diff(*full_run["home"])
+    changes = snapshot_diff(*full_run["home"])
     check(not changes, "SSL-DI-002", f"{len(changes)} file(s) written in HOME/XDG/TMPDIR: {changes[:5]}")
 
 

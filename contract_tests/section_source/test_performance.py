@@ -11,12 +11,12 @@ import pytest
 
 from contract_tests.checks import check, tool_output
 from contract_tests.harness import fsevents
+from contract_tests.harness.system import inet_sockets, needs_proc
 from contract_tests.harness.vault import Fixture
 from contract_tests.section_source.common import TOOL, profiles_mark
 
 pytestmark = [profiles_mark, pytest.mark.performance]
 needs_inotify = pytest.mark.skipif(not fsevents.available(), reason="needs Linux inotify")
-needs_proc = pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs Linux /proc")
 
 
 @needs_inotify
@@ -71,28 +71,6 @@ def test_call_time_does_not_grow_with_the_vault(servers, fixture_vault, profile,
           f"median call {large_ms:.2f} ms on 20,000 notes vs {small_ms:.2f} ms on 10 (limit {ratio}x + 1 ms)")
 
 
-def _inet_sockets(pid: int) -> list[str]:
-    inodes = set()
-    for fd in Path(f"/proc/{pid}/fd").iterdir():
-        try:
-            link = os.readlink(fd)
-        except OSError:
-            continue
-        if link.startswith("socket:["):
-            inodes.add(link[8:-1])
-    found = []
-    for table in ("tcp", "tcp6", "udp", "udp6", "raw", "raw6"):
-        try:
-            rows = Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for row in rows:
-            cols = row.split()
-            if len(cols) > 9 and cols[9] in inodes:
-                found.append(f"{table} {cols[2]}")
-    return found
-
-
 @needs_proc
 @pytest.mark.req("SSL-PERF-003")
 def test_the_server_opens_no_network_connection(servers, fixture_vault, client):
@@ -102,7 +80,7 @@ def test_the_server_opens_no_network_connection(servers, fixture_vault, client):
         seen = []
         for path in fixture_vault.notes:
             srv.call_tool(TOOL, {"path": path})
-            seen += _inet_sockets(srv.pid)
+            seen += inet_sockets(srv.pid)
     finally:
         srv.close(timeout=3)
     check(not seen, "SSL-PERF-003", f"the server held network sockets: {sorted(set(seen))[:5]}")

@@ -2,7 +2,7 @@
 
 Messages are constants so an error can never echo a requested path, a query or file content;
 details carry only the keys in DETAIL_KEYS, and only values the server chose (argument names,
-repo names, reason tokens, numbers). specs/retrieval-tools-errors.yaml documents the same
+repo names, reason tokens, numbers). specs/catalogues/retrieval-tools-errors.yaml documents the same
 table; a unit test keeps the two equal.
 """
 

@@ -1,0 +1,16 @@
+"""The path-attack corpus (policies/path-attacks.yaml), expanded for one fixture."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def attack_path(entry: dict[str, Any], placeholders: dict[str, str]) -> str:
+    if "repeat" in entry:
+        rep = entry["repeat"]
+        text = rep.get("prefix", "") + rep["unit"] * int(rep["times"]) + rep.get("suffix", "")
+    else:
+        text = entry["path"]
+    for key, value in placeholders.items():
+        text = text.replace("{" + key + "}", value)
+    return text

@@ -1,0 +1,141 @@
+"""The docs and code roots fixture for the retrieval-tools profile.
+
+Every file is declared here with whether a conforming server may show it, so tests derive
+expected search results and listings from this table instead of re-implementing gitignore.
+
+Layout (policies/path-attacks.yaml relies on the links/, outside/ and *_evil/ names):
+  <root>/docs, <root>/code     the two roots
+  <root>/outside, <root>/vault_evil, <root>/docs_evil, <root>/code_evil   never readable
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPOS = ("docs", "code")
+NEEDLE_COMMON = "needle-common"
+NEEDLE_HIDDEN = "needle-hidden"
+NEEDLE_BINARY = "needle-binary"
+NEEDLE_MANY = "needle-many"
+CANARY_CLASSES = ("content", "hidden", "outside", "path")
+
+
+@dataclass(frozen=True)
+class FileSpec:
+    repo: str
+    path: str
+    data: bytes
+    visible: bool = True   # may appear in search and list_dir
+    binary: bool = False
+
+    def lines(self) -> list[str]:
+        if not self.data or self.binary:
+            return []
+        text = self.data.decode("utf-8")
+        parts = text.split("\n")
+        if text.endswith("\n"):
+            parts.pop()
+        return [p[:-1] if p.endswith("\r") else p for p in parts]
+
+
+@dataclass
+class RootsFixture:
+    root: Path
+    canaries: dict[str, str]
+    files: list[FileSpec] = field(default_factory=list)
+
+    def repo_root(self, repo: str) -> Path:
+        return self.root / repo
+
+    def placeholders(self) -> dict[str, str]:
+        return {"docs_root": str(self.root / "docs"), "code_root": str(self.root / "code"),
+                "root": str(self.root)}
+
+    def visible_text_files(self, repo: str | None = None) -> list[FileSpec]:
+        return [f for f in self.files if f.visible and not f.binary and (repo is None or f.repo == repo)]
+
+    def expected_matches(self, query: str, repo: str = "both") -> list[tuple[str, str, int]]:
+        """(repo, path, line) of every visible matching line, in the profile's order."""
+        repos = REPOS if repo == "both" else (repo,)
+        out = []
+        for name in repos:
+            for spec in sorted(self.visible_text_files(name), key=lambda f: f.path):
+                out += [(name, spec.path, n) for n, line in enumerate(spec.lines(), 1) if query in line]
+        return out
+
+    def visible_entries(self, repo: str, directory: str = "") -> list[tuple[str, str]]:
+        """(name, type) of the visible entries directly inside `directory`."""
+        prefix = f"{directory}/" if directory else ""
+        entries: dict[str, str] = {}
+        for spec in self.files:
+            if spec.repo != repo or not spec.visible or not spec.path.startswith(prefix):
+                continue
+            rest = spec.path[len(prefix):]
+            head, _, tail = rest.partition("/")
+            entries[head] = "dir" if tail else "file"
+        return sorted(entries.items())
+
+    def why_invisible(self, repo: str, path: str) -> str | None:
+        """'hidden' (a dot segment), 'ignored' (a .gitignore rule covers it), or None."""
+        if any(part.startswith(".") for part in path.split("/")):
+            return "hidden"
+        under = [f for f in self.files if f.repo == repo and (f.path == path or f.path.startswith(path + "/"))]
+        return "ignored" if under and not any(f.visible for f in under) else None
+
+    def add(self, repo: str, path: str, text: str | bytes, *, visible: bool = True, binary: bool = False) -> None:
+        data = text if isinstance(text, bytes) else text.encode("utf-8")
+        target = self.root / repo / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(data)
+        self.files.append(FileSpec(repo, path, data, visible, binary))
+
+
+def build_roots(base: Path) -> RootsFixture:
+    c = {cls: f"rc{cls}{secrets.token_hex(6)}" for cls in CANARY_CLASSES}
+    fx = RootsFixture(root=base / f"rc-roots-{c['path']}", canaries=c)
+    body, hidden = c["content"], c["hidden"]
+    fx.add("docs", "README.md", f"# Docs\n\nWelcome {body}.\nsee {NEEDLE_COMMON} here\n")
+    fx.add("docs", "guide/intro.md", f"# Intro\n\n{body}\nfirst {NEEDLE_COMMON}\nplain\nsecond {NEEDLE_COMMON}\n")
+    fx.add("docs", "guide/advanced.md", f"# Advanced\r\n\r\n{NEEDLE_COMMON} with CRLF {body}\r\n")
+    fx.add("docs", "guide/draft-keep.md", f"kept draft {NEEDLE_COMMON} {body}\n")
+    fx.add("docs", "guide/draft-1.md", f"ignored draft {NEEDLE_HIDDEN} {hidden}\n", visible=False)
+    fx.add("docs", "guide/.gitignore", "draft-*.md\n!draft-keep.md\n", visible=False)
+    fx.add("docs", "api/reference.md", f"# API\n\n{body}\n" + "".join(f"row {i}\n" for i in range(40)))
+    fx.add("docs", "B-upper.md", f"upper {NEEDLE_COMMON}\n")
+    fx.add("docs", "a-lower.md", f"lower {NEEDLE_COMMON}\n")
+    fx.add("docs", "a10.md", f"ten {NEEDLE_COMMON}\n")
+    fx.add("docs", "a2.md", f"two {NEEDLE_COMMON}\n")
+    fx.add("docs", ".hidden.md", f"hidden file {NEEDLE_HIDDEN} {hidden}\n", visible=False)
+    fx.add("docs", ".secret/notes.md", f"hidden dir {NEEDLE_HIDDEN} {hidden}\n", visible=False)
+    fx.add("docs", ".gitignore", "build/\n*.log\n", visible=False)
+    fx.add("docs", "build/out.md", f"ignored build {NEEDLE_HIDDEN} {hidden}\n", visible=False)
+    fx.add("docs", "app.log", f"ignored log {NEEDLE_HIDDEN} {hidden}\n", visible=False)
+    fx.add("docs", "image.png", b"\x89PNG\r\n\x1a\n\x00\x00" + NEEDLE_BINARY.encode() + b"\x00\xff", binary=True)
+    fx.add("docs", "empty.md", "")
+    fx.add("docs", "lines.md", "".join(f"line {i}\n" for i in range(1, 31)))
+    fx.add("docs", "long-line.md", "x" * 300 + f" {NEEDLE_COMMON} " + "y" * 300 + "\n")
+    fx.add("code", "src/main.py", f"def main():\n    return '{NEEDLE_COMMON}'  # {body}\n")
+    fx.add("code", "src/util.py", f"# {body}\nVALUE = 1\n")
+    fx.add("code", "tests/test_main.py", f"def test_main():\n    assert '{NEEDLE_COMMON}'\n")
+    fx.add("code", ".env", f"SECRET={hidden} {NEEDLE_HIDDEN}\n", visible=False)
+    fx.add("code", ".gitignore", "node_modules/\n", visible=False)
+    fx.add("code", "node_modules/pkg/index.js", f"// {NEEDLE_HIDDEN} {hidden}\n", visible=False)
+    fx.add("code", "data.bin", b"\x00\x01" + NEEDLE_BINARY.encode() + b"\x00", binary=True)
+    fx.add("code", "many.txt", "".join(f"{NEEDLE_MANY} {i}\n" for i in range(250)))
+
+    for rel in ("outside/secret.md", "outside/sub/deeper.md", "vault_evil/secret.md",
+                "docs_evil/secret.md", "code_evil/secret.md"):
+        target = fx.root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(f"outside {c['outside']} {NEEDLE_COMMON}\n", encoding="utf-8")
+    for repo in REPOS:
+        links = fx.root / repo / "links"
+        links.mkdir()
+        os.symlink("../../outside/secret.md", links / "escape-file.md")
+        os.symlink("../../outside", links / "escape-dir", target_is_directory=True)
+    os.symlink("../../code/src/main.py", fx.root / "docs" / "links" / "to-code.md")
+    os.symlink("../../docs/README.md", fx.root / "code" / "links" / "to-docs.md")
+    return fx

@@ -1,0 +1,89 @@
+"""Performance tier: SC-003 (1,000,000 lines, search p95 under 2 s) and no network use."""
+
+from __future__ import annotations
+
+import random
+import statistics
+import time
+from pathlib import Path
+
+import pytest
+
+from contract_tests.checks import check
+from contract_tests.harness.roots import RootsFixture
+from contract_tests.retrieval_tools.common import ok, profiles_mark
+from contract_tests.harness.system import inet_sockets, needs_proc
+
+pytestmark = [profiles_mark, pytest.mark.performance]
+WORDS = ("alpha beta gamma delta epsilon zeta theta iota kappa lambda omicron sigma "
+         "config handler request response buffer index parser module import return").split()
+
+
+def build_corpus(base: Path, lines: int, seed: int = 7) -> RootsFixture:
+    """`lines` lines of word salad over both roots; rare and common terms at known rates."""
+    rng = random.Random(seed)
+    fx = RootsFixture(root=base, canaries={})
+    per_file, written = 500, 0
+    n = 0
+    while written < lines:
+        repo = "docs" if n % 2 == 0 else "code"
+        count = min(per_file, lines - written)
+        body = []
+        for i in range(count):
+            words = rng.choices(WORDS, k=8)
+            k = written + i
+            if k % 10 == 0:
+                words.append("commonterm")
+            if k % 333_331 == 0:
+                words.append("rareterm")
+            body.append(" ".join(words))
+        path = base / repo / f"dir{n % 50:02d}" / f"file{n:05d}.txt"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join(body) + "\n")
+        written += count
+        n += 1
+    return fx
+
+
+QUERIES = ([("rareterm", 200)] * 5 + [("commonterm", 200)] * 5 + [("nomatchterm-zz", 200)] * 5
+           + [("alpha beta", 50)] * 3 + [("kappa", 1000)] * 3 + [("commonterm", 10000)] * 2)
+
+
+@pytest.mark.req("RT-PERF-001")
+def test_search_p95_on_a_million_lines_stays_under_two_seconds(servers, profile, tmp_path_factory):
+    limits = profile.limits
+    corpus = build_corpus(tmp_path_factory.mktemp("perf"), limits["perf_lines"])
+    srv = servers.start(corpus)
+    try:
+        srv.initialize()
+        ok(srv.call_tool("search", {"query": "rareterm", "repo": "both"}, timeout=60), "RT-PERF-001", "search")
+        assert len(QUERIES) >= limits["perf_queries"]
+        times = []
+        for query, limit in QUERIES:
+            start = time.perf_counter()
+            response = srv.call_tool("search", {"query": query, "repo": "both", "limit": limit}, timeout=60)
+            times.append(time.perf_counter() - start)
+            ok(response, "RT-PERF-001", "search")
+    finally:
+        srv.close(timeout=5)
+    p95 = statistics.quantiles(times, n=20)[18]
+    check(p95 < limits["perf_p95_seconds"], "RT-PERF-001",
+          f"search p95 {p95:.2f} s over {len(times)} queries on {limits['perf_lines']:,} lines "
+          f"(p50 {statistics.median(times):.2f} s); budget {limits['perf_p95_seconds']} s")
+
+
+@needs_proc
+@pytest.mark.req("RT-PERF-002")
+def test_the_server_opens_no_network_connection(servers, fixture_roots):
+    srv = servers.start(fixture_roots)
+    try:
+        srv.initialize()
+        seen = []
+        for query in ("needle-common", "needle-many", "x"):
+            srv.call_tool("search", {"query": query, "repo": "both"})
+            seen += inet_sockets(srv.pid)
+        srv.call_tool("open_file", {"repo": "docs", "path": "README.md"})
+        seen += inet_sockets(srv.pid)
+    finally:
+        srv.close(timeout=3)
+    check(not seen, "RT-PERF-002", f"the server held network sockets: {sorted(set(seen))[:5]}")

@@ -1,0 +1,143 @@
+"""Start the retrieval-tools reference with one deliberate defect:
+`python launch_retrieval_tools.py MUTANT [server args]` (roots come from DOCS_ROOT/CODE_ROOT).
+
+Each mutant patches the reference from the outside; tests/test_mutants.py expects the suite
+to fail on the ids it lists for the mutant.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import random
+import sys
+from pathlib import Path
+
+from reference.retrieval_tools import config, paths, server, tools, walk
+
+
+def _wrap_tool(name, transform):
+    description, original = tools.TOOLS[name]
+
+    def patched(roots, args):
+        result, truncated = original(roots, args)
+        return transform(roots, args, result, truncated)
+
+    tools.TOOLS[name] = (description, patched)
+
+
+def rt_wrong_ordering():
+    original = walk.walk_files
+    walk.walk_files = lambda root: sorted(original(root), key=lambda item: item[0].lower())  # case-folded
+
+
+def rt_nondeterministic_order():
+    def shuffle(roots, args, result, truncated):
+        random.shuffle(result["matches"])
+        return result, truncated
+    _wrap_tool("search", shuffle)
+
+
+def rt_limit_not_applied():
+    def unlimited(roots, args, result, truncated):
+        if truncated:
+            args = dict(args, limit=tools.MAX_LIMIT)
+            result, _ = tools.search(roots, args)
+        return result, False
+    _wrap_tool("search", unlimited)
+
+
+def rt_hidden_listed():
+    original = walk.list_entries
+
+    def with_hidden(root, relative_dir, dir_real):
+        entries = original(root, relative_dir, dir_real)
+        prefix = relative_dir + "/" if relative_dir else ""
+        for name in sorted(os.listdir(dir_real)):
+            if name.startswith("."):
+                kind = "dir" if (Path(dir_real) / name).is_dir() else "file"
+                entries.append({"name": name, "path": prefix + name, "type": kind})
+        return sorted(entries, key=lambda e: e["name"])
+    walk.list_entries = with_hidden
+
+
+def rt_gitignore_ignored():
+    walk.IgnoreRules.ignored = lambda self, relative, is_dir: False
+
+
+def rt_traversal_accepted():
+    def normalize(raw, repo, *, allow_root=False):
+        text = raw.strip().replace("\\", "/").lstrip("/")
+        return posixpath.normpath(text) if text else ""
+
+    def resolve(root_real, relative, repo):
+        return Path(os.path.normpath(root_real / relative))  # no containment check at all
+    tools.normalize = normalize
+    tools.resolve = resolve
+    tools.relative_to_root = lambda root_real, real: ""
+    walk.is_visible = lambda root, relative, is_dir: True
+
+
+def rt_cross_root_escape():
+    """Containment against any configured root instead of the requested one."""
+    original = paths.inside
+    state = {}
+
+    def load(args, environ=None):
+        roots = original_load(args, environ)
+        state["roots"] = (roots.docs, roots.code)
+        return roots
+
+    def inside_any(root_real, real):
+        return any(original(r, real) for r in state.get("roots", (root_real,)))
+    original_load = config.load_roots
+    server.load_roots = load
+    paths.inside = inside_any
+    tools.relative_to_root = lambda root_real, real: ""  # and no second look at where it landed
+
+
+def rt_snippet_not_clamped():
+    def unclamped(roots, args, result, truncated):
+        result["end_line"] = args["end_line"]
+        return result, False
+    _wrap_tool("get_snippet", unclamped)
+
+
+def rt_content_in_logs():
+    original = server.log_line
+
+    def verbose(name, outcome):
+        body = outcome.body.get("result", {}) if isinstance(outcome.body, dict) else {}
+        first = (body.get("lines") or body.get("matches") or [{}])[0]
+        return original(name, outcome) + f" first={first.get('text') or first.get('preview') or ''}"
+    server.log_line = verbose
+
+
+def rt_starts_with_missing_root():
+    config.root_problem = lambda path: None
+    original = config.load_roots
+
+    def lenient(args, environ=None):
+        env = dict(os.environ if environ is None else environ)
+        env.setdefault("DOCS_ROOT", ".")
+        env.setdefault("CODE_ROOT", ".")
+        return original(args, env)
+    server.load_roots = lenient
+
+
+MUTANTS = {f.__name__: f for f in (
+    rt_wrong_ordering, rt_nondeterministic_order, rt_limit_not_applied, rt_hidden_listed, rt_gitignore_ignored,
+    rt_traversal_accepted, rt_cross_root_escape, rt_snippet_not_clamped, rt_content_in_logs,
+    rt_starts_with_missing_root)}
+
+
+def main() -> int:
+    if len(sys.argv) < 2 or sys.argv[1] not in MUTANTS:
+        print(f"usage: launch_retrieval_tools.py MUTANT; mutants: {', '.join(MUTANTS)}", file=sys.stderr)
+        return 2
+    MUTANTS[sys.argv[1]]()
+    return server.main(sys.argv[2:])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
