@@ -15,7 +15,8 @@ from typing import Any
 import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
+
+from reference._stdio import serve_stdio
 
 from .config import PROG, ConfigError, Roots, load_roots, parse_args
 from .tools import TOOLS, Outcome, call_tool, schema
@@ -69,11 +70,6 @@ def build_server(roots: Roots) -> Server:
     return Server("rc-retrieval-tools", version="0.1.0", on_list_tools=list_tools, on_call_tool=on_call_tool)
 
 
-async def serve(roots: Roots) -> None:
-    server = build_server(roots)
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
-
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
@@ -88,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     log.setLevel(logging.INFO)
     log.propagate = False
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(name)s %(message)s")
-    anyio.run(serve, roots)
+    anyio.run(serve_stdio, build_server(roots))
     return 0
 
 

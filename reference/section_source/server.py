@@ -17,7 +17,8 @@ import anyio
 import mcp_types as types
 from jsonschema import Draft202012Validator
 from mcp.server.lowlevel import Server
-from mcp.server.stdio import stdio_server
+
+from reference._stdio import serve_stdio
 
 from . import builder
 from .config import ConfigError, parse_args, vault_root
@@ -97,11 +98,6 @@ def build_server(vault: Path) -> Server:
     return Server("rc-section-source-local", version="0.1.0", on_list_tools=list_tools, on_call_tool=call_tool)
 
 
-async def serve(vault: Path) -> None:
-    server = build_server(vault)
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
-
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(name)s %(message)s")
@@ -111,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"rc-section-source-local: {exc}", file=sys.stderr)
         return 2
-    anyio.run(serve, vault)
+    anyio.run(serve_stdio, build_server(vault))
     return 0
 
 

@@ -239,13 +239,7 @@ MUTANTS = {f.__name__: f for f in (
     error_reveals_more, blocked_tool, stdout_log)}
 
 
-def main() -> int:
-    if len(sys.argv) < 2 or sys.argv[1] not in MUTANTS:
-        print(f"usage: launch.py MUTANT [server args]; mutants: {', '.join(MUTANTS)}", file=sys.stderr)
-        return 2
-    MUTANTS[sys.argv[1]]()
-    return server.main(sys.argv[2:])
-
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from _dispatch import run
+    sys.exit(run("launch.py", MUTANTS, server.main))

@@ -131,13 +131,7 @@ MUTANTS = {f.__name__: f for f in (
     rt_starts_with_missing_root)}
 
 
-def main() -> int:
-    if len(sys.argv) < 2 or sys.argv[1] not in MUTANTS:
-        print(f"usage: launch_retrieval_tools.py MUTANT; mutants: {', '.join(MUTANTS)}", file=sys.stderr)
-        return 2
-    MUTANTS[sys.argv[1]]()
-    return server.main(sys.argv[2:])
-
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from _dispatch import run
+    sys.exit(run("launch_retrieval_tools.py", MUTANTS, server.main))
