@@ -125,7 +125,20 @@ def rt_starts_with_missing_root():
     server.load_roots = lenient
 
 
-MUTANTS = {f.__name__: f for f in (
+def rt_variant_jsonrpc_errors():
+    """Not a defect: errors on the other accepted channel, a JSON-RPC error whose data.error
+    holds the object. The suite must pass this variant (tests/test_variants.py)."""
+    from mcp.shared.exceptions import MCPError
+    original = server.to_result
+
+    def to_result(outcome):
+        if outcome.is_error:
+            raise MCPError(-32001, outcome.body["error"]["message"], {"error": outcome.body["error"]})
+        return original(outcome)
+    server.to_result = to_result
+
+
+MUTANTS = {f.__name__: f for f in (rt_variant_jsonrpc_errors, 
     rt_wrong_ordering, rt_nondeterministic_order, rt_limit_not_applied, rt_hidden_listed, rt_gitignore_ignored,
     rt_traversal_accepted, rt_cross_root_escape, rt_snippet_not_clamped, rt_content_in_logs,
     rt_starts_with_missing_root)}
