@@ -15,7 +15,8 @@ from .expectations import Expectations, ExpectationsError
 from .harness import canaries
 from .harness.process import private_environment, render_command
 from .harness.sdk import SdkClient
-from .harness.stdio import StdioServer
+from .harness.http import HttpServer, free_port
+from .harness.stdio import Connection, ServerGone, StdioServer
 from .harness.fixtures import build_for
 from .harness.vault import Fixture
 from .report import ReportCollector
@@ -29,10 +30,11 @@ class SuiteState:
     profile: contracts.Profile
     transport: str
     server_cmd: str | None
+    server_path: str
     phase: str | None
     expectations: Expectations
     only_reqs: set[str] = field(default_factory=set)
-    cited: dict[str, list[str]] = field(default_factory=dict)  # nodeid -> ids, before deselection
+    cited: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict)  # nodeid -> (ids, tiers)
 
     @property
     def command(self) -> str:
@@ -51,8 +53,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--profile", default=None,
                     help=f"profile to check (default: ini rc_profile, else {DEFAULT_PROFILE})")
     group.addoption("--server-cmd", default=None,
-                    help="command that starts the server under test over stdio; placeholders: {python} "
-                         "(this interpreter) and the profile's own ({vault}; {docs_root}, {code_root}, {root})")
+                    help="command that starts the server under test; placeholders: {python} (this "
+                         "interpreter), {port} (HTTP) and the profile's own ({vault}; {docs_root}, {code_root}, {root})")
+    group.addoption("--transport", default=None, choices=("stdio", "http"),
+                    help="how to reach --server-cmd: stdio, or Streamable HTTP on a port the suite picks "
+                         "({port} placeholder); default: the profile's first transport")
+    group.addoption("--server-path", default="/mcp", help="HTTP path of the MCP endpoint (default /mcp)")
     group.addoption("--server-url", default=None,
                     help="URL of a running Streamable HTTP server (profiles with the http transport)")
     group.addoption("--phase", default=None, help="phase to accept, for profiles that define phases")
@@ -92,8 +98,14 @@ def pytest_configure(config: pytest.Config) -> None:
     unknown = only - set(profile.requirements)
     if unknown:
         raise pytest.UsageError(f"--req: not requirements of {profile_id}: {', '.join(sorted(unknown))}")
+    transport = config.getoption("--transport") or profile.transports[0]
+    if transport not in profile.transports:
+        raise pytest.UsageError(f"profile {profile_id} is served over {', '.join(profile.transports)}, not {transport}")
+    server_cmd = config.getoption("--server-cmd")
+    if transport == "http" and server_cmd and "{port}" not in server_cmd:
+        raise pytest.UsageError("--transport http: --server-cmd must take the port the suite picks as {port}")
     config.stash[STATE] = SuiteState(
-        profile=profile, transport="stdio", server_cmd=config.getoption("--server-cmd"),
+        profile=profile, transport=transport, server_cmd=server_cmd, server_path=config.getoption("--server-path"),
         phase=config.getoption("--phase"), expectations=expectations, only_reqs=only)
     report_dir = config.getoption("--report")
     if report_dir:
@@ -126,11 +138,9 @@ def _probe_server_info(state: SuiteState) -> str:
     with tempfile.TemporaryDirectory(prefix="rc-probe-") as tmp:
         fixture = build_for(state.profile, Path(tmp))
         try:
-            values = fixture.placeholders()
-            env = private_environment(Path(tmp) / "home") | state.profile.environment(values)
-            server = StdioServer(render_command(state.command, values), env=env, cwd=Path(tmp))
-        except OSError as exc:
-            return f"could not start ({exc.strerror or exc})"
+            server = connect(state, fixture, Path(tmp))
+        except (OSError, ServerGone) as exc:
+            return f"could not start ({getattr(exc, 'strerror', None) or exc})"
         try:
             response = server.initialize()
         except Exception as exc:  # noqa: BLE001 - the header only reports
@@ -173,7 +183,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if any(req not in state.profile.requirements for req in ids):
             drop.append(item)
             continue
-        state.cited[item.nodeid] = ids
+        state.cited[item.nodeid] = (ids, tiers)
         if not any(state.profile.applies(r, state.transport) for r in ids) or (
                 state.only_reqs and not state.only_reqs & set(ids)):
             drop.append(item)
@@ -184,7 +194,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             reason = "; ".join(f"{r}: {state.expectations.failures[r]}" for r in expected)
             item.add_marker(pytest.mark.xfail(reason=f"expected failure ({reason})", strict=True))
         keep.append(item)
-    cited_ids = {r for ids in state.cited.values() for r in ids}
+    cited_ids = {r for ids, _tiers in state.cited.values() for r in ids}
     problems += [f"stale expectation {p}" for p in
                  state.expectations.stale(set(state.profile.requirements), cited_ids)]
     if problems:
@@ -206,6 +216,18 @@ def profile(suite: SuiteState) -> contracts.Profile:
     return suite.profile
 
 
+def connect(suite: SuiteState, fixture: Any, home: Path, *, command: str | None = None,
+            extra: dict[str, str] | None = None) -> Connection:
+    """Start the target for `fixture` over the suite's transport and return the connection."""
+    port = str(free_port()) if suite.transport == "http" else ""
+    values = {**fixture.placeholders(), "port": port, **(extra or {})}
+    argv = render_command(command or suite.command, values)
+    env = private_environment(home) | suite.profile.environment(values)
+    if suite.transport == "http":
+        return HttpServer(f"http://127.0.0.1:{port}{suite.server_path}", argv, env=env, cwd=home)
+    return StdioServer(argv, env=env, cwd=home)
+
+
 class ServerFactory:
     """Starts servers for the profile's command; remembers them for leak scans and cleanup."""
 
@@ -225,10 +247,7 @@ class ServerFactory:
     def start(self, fixture: Any, *, home: Path | None = None, command: str | None = None,
               extra: dict[str, str] | None = None) -> StdioServer:
         home = home or self.fresh_home()
-        values = {**fixture.placeholders(), **(extra or {})}
-        argv = render_command(command or self.suite.command, values)
-        env = private_environment(home) | self.suite.profile.environment(values)
-        server = StdioServer(argv, env=env, cwd=home)
+        server = connect(self.suite, fixture, home, command=command, extra=extra)
         self.started.append(server)
         return server
 
@@ -292,7 +311,7 @@ def _canary_guard(request: pytest.FixtureRequest):
     yield
     leaks, reqs = [], set()
     for srv in factory.started:
-        for channel, lines in zip(("stdout", "stderr"), srv.transcript.since(marks.get(id(srv), (0, 0)))):
+        for channel, lines in zip(("stdout", "stderr"), srv.transcript.since(marks.get(id(srv), (0, 0, 0)))):
             rules = profile.leak_requirements(channel)
             found = canaries.scan_lines(lines, fixture.canaries, channel, rules)
             leaks += found

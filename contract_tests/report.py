@@ -69,7 +69,9 @@ class ReportCollector:
         for req in self.state.profile.requirements.values():
             tests = per_req.get(req.id, [])
             outcomes = {t["outcome"] for t in tests}
-            if "failed" in outcomes:
+            if not self.state.profile.applies(req.id, self.state.transport):
+                status = "n/a"  # a requirement of the other transport
+            elif "failed" in outcomes:
                 status = "fail"
             elif "xfail" in outcomes:
                 status = "xfail"

@@ -41,7 +41,17 @@ def mutant_command(name: str) -> str:
     """The suite's --server-cmd for a mutant (rt_* mutants belong to retrieval-tools)."""
     if name.startswith("rt_"):
         return f"{{python}} {shlex.quote(str(MUTANTS / 'launch_retrieval_tools.py'))} {name}"
-    return f"{{python}} {shlex.quote(str(MUTANTS / 'launch.py'))} {name} --vault {{vault}}"
+    http = " --http --port {port}" if name.startswith("http_") else ""
+    return f"{{python}} {shlex.quote(str(MUTANTS / 'launch.py'))} {name} --vault {{vault}}{http}"
+
+
+def mutant_suite_args(name: str) -> list[str]:
+    """--profile (and --transport) for a mutant, by its name's prefix."""
+    if name.startswith("rt_"):
+        return ["--profile", "retrieval-tools"]
+    if name.startswith("http_"):
+        return ["--profile", "section-source-local", "--transport", "http"]
+    return ["--profile", "section-source-local"]
 
 
 @pytest.fixture

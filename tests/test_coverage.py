@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from contract_tests import contracts
-from contract_tests.plugin import item_requirements
+from contract_tests.plugin import STATE
 
 
 class _Collector:
@@ -14,9 +14,9 @@ class _Collector:
         self.items: list[tuple[str, list[str], list[str]]] = []
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        for item in session.items:
-            tiers = [t for t in contracts.TIERS if item.get_closest_marker(t)]
-            self.items.append((item.nodeid, item_requirements(item), tiers))
+        """Every suite test of the profile, before transport and --req deselection."""
+        for nodeid, (ids, tiers) in session.config.stash[STATE].cited.items():
+            self.items.append((nodeid, ids, tiers))
 
 
 def collect(profile_id: str) -> list[tuple[str, list[str], list[str]]]:

@@ -62,3 +62,12 @@ def test_a_raw_stdio_server_records_non_json_stdout_lines(tmp_path):
     finally:
         assert server.close(timeout=5) == 0
     assert server.bad_lines == ["not json"]
+
+
+def test_sse_messages_split_only_on_sse_line_ends():
+    import httpx
+
+    from contract_tests.harness.http import messages_of
+    body = 'event: message\r\ndata: {"a": "x\u2028y\u0085z"}\r\n\r\ndata: {"b": 1}\n\n'
+    response = httpx.Response(200, headers={"content-type": "text/event-stream"}, text=body)
+    assert [json.loads(m) for m in messages_of(response)] == [{"a": "x\u2028y\u0085z"}, {"b": 1}]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import mutant_command
+from tests.conftest import mutant_command, mutant_suite_args
 
 # mutant -> requirement ids the suite must report as failed
 CAUGHT_BY = {
@@ -27,6 +27,8 @@ CAUGHT_BY = {
     "error_reveals_more": ["SSL-ERR-003"],
     "blocked_tool": ["SSL-BLK-001"],
     "stdout_log": ["MCP-STDIO-001"],
+    "http_origin_unchecked": ["MCP-HTTP-004"],
+    "http_binds_all_interfaces": ["MCP-HTTP-005"],
     "rt_wrong_ordering": ["RT-SRCH-001"],
     "rt_nondeterministic_order": ["RT-SRCH-005", "RT-SRCH-001"],
     "rt_limit_not_applied": ["RT-SRCH-003"],
@@ -43,8 +45,7 @@ CAUGHT_BY = {
 @pytest.mark.parametrize("mutant", sorted(CAUGHT_BY))
 def test_the_suite_catches_the_mutant_by_requirement_id(suite_run, mutant):
     expected = CAUGHT_BY[mutant]
-    profile = "retrieval-tools" if mutant.startswith("rt_") else "section-source-local"
-    run = suite_run("--profile", profile, "--server-cmd", mutant_command(mutant), "--req", ",".join(expected))
+    run = suite_run(*mutant_suite_args(mutant), "--server-cmd", mutant_command(mutant), "--req", ",".join(expected))
     assert run.results is not None, f"no report written:\n{run.output[-3000:]}"
     assert run.code != 0, f"{mutant}: the suite passed a broken server"
     status = run.status()

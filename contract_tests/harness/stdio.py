@@ -1,5 +1,5 @@
-"""A server process spoken to over stdio: raw JSON-RPC for protocol probes, and a bridge
-that lets the official SDK's ClientSession drive the same process for ordinary calls.
+"""A server spoken to over stdio (here) or Streamable HTTP (http.py): raw JSON-RPC for protocol
+probes, and a hand-off that lets the official SDK's ClientSession drive the same connection.
 
 Every line the server writes (stdout and stderr) lands in a Transcript before anything
 parses it, so canary scans see the raw bytes.
@@ -30,13 +30,16 @@ class NoResponse(TimeoutError):
     """The server did not answer a request in time."""
 
 
-class StdioServer:
-    def __init__(self, argv: list[str], env: dict[str, str] | None = None, cwd: Path | None = None,
-                 transcript: Transcript | None = None) -> None:
-        self.argv = argv
+class Connection:
+    """One MCP connection: raw requests matched by id, and a hand-off to an attached SDK session.
+
+    Subclasses deliver outgoing messages (send_bytes) and feed every incoming line to _route.
+    """
+
+    proc: subprocess.Popen | None = None
+
+    def __init__(self, transcript: Transcript | None = None) -> None:
         self.transcript = transcript or Transcript()
-        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, env=env, cwd=cwd)
         self.bad_lines: list[str] = []
         self.unsolicited: list[Any] = []
         self._ids = itertools.count(1)
@@ -44,25 +47,22 @@ class StdioServer:
         self._lock = threading.Lock()
         self._sdk_sink: Callable[[Any], None] | None = None
         self._stdout_done = threading.Event()
-        threading.Thread(target=self._read_stdout, daemon=True).start()
-        threading.Thread(target=self._read_stderr, daemon=True).start()
 
-    # -- reading ---------------------------------------------------------------------
-    def _read_stdout(self) -> None:
-        assert self.proc.stdout is not None
-        for raw in self.proc.stdout:
-            line = raw.decode("utf-8", "replace").rstrip("\r\n")
-            self.transcript.add("stdout", line)
-            self._route(line)
+    def _start_process(self, argv: list[str], env: dict[str, str] | None, cwd: Path | None, *, stdio: bool) -> None:
+        self.argv = argv
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE if stdio else subprocess.DEVNULL,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd)
+        threading.Thread(target=self._read_pipe, args=(self.proc.stderr, "stderr"), daemon=True).start()
+
+    def _read_pipe(self, pipe, channel: str) -> None:
+        for raw in pipe:
+            self.transcript.add(channel, raw.decode("utf-8", "replace").rstrip("\r\n"))
+
+    def _closed(self) -> None:
         self._stdout_done.set()
         with self._lock:
             for waiter in self._pending.values():
                 waiter.put(None)
-
-    def _read_stderr(self) -> None:
-        assert self.proc.stderr is not None
-        for raw in self.proc.stderr:
-            self.transcript.add("stderr", raw.decode("utf-8", "replace").rstrip("\r\n"))
 
     def _route(self, line: str) -> None:
         if not line.strip():
@@ -89,13 +89,7 @@ class StdioServer:
 
     # -- writing ---------------------------------------------------------------------
     def send_bytes(self, data: bytes) -> None:
-        assert self.proc.stdin is not None
-        self.transcript.add("sent", data.decode("utf-8", "replace"))
-        try:
-            self.proc.stdin.write(data)
-            self.proc.stdin.flush()
-        except (BrokenPipeError, OSError) as exc:
-            raise ServerGone("server closed its stdin") from exc
+        raise NotImplementedError
 
     def send(self, message: Any) -> None:
         self.send_bytes((json.dumps(message, ensure_ascii=False) + "\n").encode("utf-8"))
@@ -145,29 +139,23 @@ class StdioServer:
 
     # -- lifecycle -------------------------------------------------------------------
     @property
-    def pid(self) -> int:
-        return self.proc.pid
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc else None
 
     def alive(self) -> bool:
-        return self.proc.poll() is None
+        return self.proc is None or self.proc.poll() is None
 
-    def close(self, timeout: float = 5.0) -> int | None:
-        """Close stdin and wait; return the exit code, or None if it had to be killed."""
+    def _wait(self, timeout: float) -> int | None:
         try:
-            if self.proc.stdin and not self.proc.stdin.closed:
-                self.proc.stdin.close()
-        except OSError:
-            pass
-        try:
-            code = self.proc.wait(timeout=timeout)
+            return self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait(timeout=5)
-            code = None
-        self._stdout_done.wait(timeout=2)
-        return code
+            return None
 
     def rss_kib(self) -> int | None:
+        if self.proc is None:
+            return None
         try:
             status = Path(f"/proc/{self.pid}/status").read_text()
         except OSError:
@@ -176,3 +164,41 @@ class StdioServer:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])
         return None
+
+
+class StdioServer(Connection):
+    """A server process spoken to over its stdin and stdout."""
+
+    def __init__(self, argv: list[str], env: dict[str, str] | None = None, cwd: Path | None = None,
+                 transcript: Transcript | None = None) -> None:
+        super().__init__(transcript)
+        self._start_process(argv, env, cwd, stdio=True)
+        threading.Thread(target=self._read_stdout, daemon=True).start()
+
+    def _read_stdout(self) -> None:
+        assert self.proc is not None and self.proc.stdout is not None
+        for raw in self.proc.stdout:
+            line = raw.decode("utf-8", "replace").rstrip("\r\n")
+            self.transcript.add("stdout", line)
+            self._route(line)
+        self._closed()
+
+    def send_bytes(self, data: bytes) -> None:
+        assert self.proc is not None and self.proc.stdin is not None
+        self.transcript.add("sent", data.decode("utf-8", "replace"))
+        try:
+            self.proc.stdin.write(data)
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError) as exc:
+            raise ServerGone("server closed its stdin") from exc
+
+    def close(self, timeout: float = 5.0) -> int | None:
+        """Close stdin and wait; return the exit code, or None if it had to be killed."""
+        try:
+            if self.proc.stdin and not self.proc.stdin.closed:
+                self.proc.stdin.close()
+        except OSError:
+            pass
+        code = self._wait(timeout)
+        self._stdout_done.wait(timeout=2)
+        return code

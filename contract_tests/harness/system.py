@@ -10,8 +10,9 @@ import pytest
 needs_proc = pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs Linux /proc")
 
 
-def inet_sockets(pid: int) -> list[str]:
-    """The network (TCP, UDP, raw) sockets a process holds, as 'table local-address'."""
+def inet_sockets(pid: int, own_ports: tuple[int, ...] = ()) -> list[str]:
+    """The network (TCP, UDP, raw) sockets a process holds, as 'table local remote'; sockets on
+    one of `own_ports` (an HTTP server's own listening port and its clients) are left out."""
     inodes = set()
     for fd in Path(f"/proc/{pid}/fd").iterdir():
         try:
@@ -28,6 +29,18 @@ def inet_sockets(pid: int) -> list[str]:
             continue
         for row in rows:
             cols = row.split()
-            if len(cols) > 9 and cols[9] in inodes:
-                found.append(f"{table} {cols[2]}")
+            if len(cols) <= 9 or cols[9] not in inodes:
+                continue
+            if int(cols[1].rsplit(":", 1)[1], 16) in own_ports:
+                continue
+            found.append(f"{table} {cols[1]} {cols[2]}")
     return found
+
+
+def own_ports(connection) -> tuple[int, ...]:
+    """The port a connection's HTTP server listens on, if it has one."""
+    url = getattr(connection, "url", None)
+    if not url:
+        return ()
+    import httpx
+    return (httpx.URL(url).port,)

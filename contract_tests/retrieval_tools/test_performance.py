@@ -12,7 +12,7 @@ import pytest
 from contract_tests.checks import check
 from contract_tests.harness.roots import RootsFixture
 from contract_tests.retrieval_tools.common import ok, profiles_mark
-from contract_tests.harness.system import inet_sockets, needs_proc
+from contract_tests.harness.system import inet_sockets, needs_proc, own_ports
 
 pytestmark = [profiles_mark, pytest.mark.performance]
 WORDS = ("alpha beta gamma delta epsilon zeta theta iota kappa lambda omicron sigma "
@@ -81,9 +81,9 @@ def test_the_server_opens_no_network_connection(servers, fixture_roots):
         seen = []
         for query in ("needle-common", "needle-many", "x"):
             srv.call_tool("search", {"query": query, "repo": "both"})
-            seen += inet_sockets(srv.pid)
+            seen += inet_sockets(srv.pid, own_ports(srv))
         srv.call_tool("open_file", {"repo": "docs", "path": "README.md"})
-        seen += inet_sockets(srv.pid)
+        seen += inet_sockets(srv.pid, own_ports(srv))
     finally:
         srv.close(timeout=3)
     check(not seen, "RT-PERF-002", f"the server held network sockets: {sorted(set(seen))[:5]}")

@@ -11,7 +11,7 @@ import pytest
 
 from contract_tests.checks import check, tool_output
 from contract_tests.harness import fsevents
-from contract_tests.harness.system import inet_sockets, needs_proc
+from contract_tests.harness.system import inet_sockets, needs_proc, own_ports
 from contract_tests.harness.vault import Fixture
 from contract_tests.section_source.common import TOOL, profiles_mark
 
@@ -80,7 +80,7 @@ def test_the_server_opens_no_network_connection(servers, fixture_vault, client):
         seen = []
         for path in fixture_vault.notes:
             srv.call_tool(TOOL, {"path": path})
-            seen += inet_sockets(srv.pid)
+            seen += inet_sockets(srv.pid, own_ports(srv))
     finally:
         srv.close(timeout=3)
     check(not seen, "SSL-PERF-003", f"the server held network sockets: {sorted(set(seen))[:5]}")

@@ -16,7 +16,7 @@ import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
 
-from reference._stdio import serve_stdio
+from reference._serve import serve_stdio
 
 from .config import PROG, ConfigError, Roots, load_roots, parse_args
 from .tools import TOOLS, Outcome, call_tool, schema

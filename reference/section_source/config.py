@@ -26,6 +26,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--config",
         help=f"TOML file with `vault = \"...\"` (else ${ENV_CONFIG}, else ./{DEFAULT_CONFIG})",
     )
+    parser.add_argument("--http", action="store_true",
+                        help="serve Streamable HTTP at http://HOST:PORT/mcp instead of stdio")
+    parser.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default: loopback only)")
+    parser.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
     return parser.parse_args(argv)
 
 

@@ -18,7 +18,7 @@ import mcp_types as types
 from jsonschema import Draft202012Validator
 from mcp.server.lowlevel import Server
 
-from reference._stdio import serve_stdio
+from reference._serve import serve_http, serve_stdio
 
 from . import builder
 from .config import ConfigError, parse_args, vault_root
@@ -102,12 +102,16 @@ def build_server(vault: Path) -> Server:
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(name)s %(message)s")
     log.setLevel(logging.INFO)
+    args = parse_args(argv)
     try:
-        vault = vault_root(parse_args(argv))
+        vault = vault_root(args)
     except ConfigError as exc:
         print(f"rc-section-source-local: {exc}", file=sys.stderr)
         return 2
-    anyio.run(serve_stdio, build_server(vault))
+    if args.http:
+        serve_http(build_server(vault), args.host, args.port)
+    else:
+        anyio.run(serve_stdio, build_server(vault))
     return 0
 
 

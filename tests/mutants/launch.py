@@ -228,6 +228,24 @@ def blocked_tool():
     tools.TOOLS["get_section_body"] = ("Return a section body.", body)
 
 
+def _serve_http_with(**app_options):
+    import uvicorn
+
+    def serve(srv, host, port):
+        bind = app_options.pop("bind", host)
+        uvicorn.run(srv.streamable_http_app(host=host, **app_options), host=bind, port=port, log_level="warning")
+    server.serve_http = serve
+
+
+def http_origin_unchecked():
+    from mcp.server.transport_security import TransportSecuritySettings
+    _serve_http_with(transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
+
+
+def http_binds_all_interfaces():
+    _serve_http_with(bind="0.0.0.0")
+
+
 def stdout_log():
     os.write(1, b"reference server starting\n")
 
@@ -236,7 +254,7 @@ MUTANTS = {f.__name__: f for f in (
     body_in_output, snippet_field, frontmatter_in_output, absolute_path_in_error, unsafe_path_echoed,
     traversal_resolved, symlink_followed, sibling_prefix_accepted, extra_input_accepted, vault_scan,
     cache_file_written, sidecar_in_vault, stale_cache, caps_ignored, unstable_ids, resource_registered,
-    error_reveals_more, blocked_tool, stdout_log)}
+    error_reveals_more, blocked_tool, http_origin_unchecked, http_binds_all_interfaces, stdout_log)}
 
 
 

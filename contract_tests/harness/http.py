@@ -1,0 +1,158 @@
+"""A server spoken to over Streamable HTTP, with the same interface as StdioServer.
+
+Messages are POSTed in order by one sender thread; every JSON-RPC message that comes back (a
+JSON body or SSE `data:` lines) is recorded in the transcript's stdout channel, one per line,
+and routed like a stdio line. Raw bodies and response headers are kept in the `raw` channel.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import queue
+import re
+import socket
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from .stdio import Connection, ServerGone
+from .transcript import Transcript
+
+PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion"
+# Stateless-era (2026-07-28) routing headers mirror the body: the method, and for these
+# methods the named target.
+NAME_BEARING = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
+
+
+def header_value(value: str) -> str:
+    """Visible ASCII as is; anything else in the `=?base64?...?=` form the transport defines."""
+    if all(0x20 <= ord(ch) <= 0x7E for ch in value):
+        return value
+    return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def messages_of(response: httpx.Response) -> list[str]:
+    """The JSON-RPC messages in a response: its JSON body, or the data of each SSE event."""
+    kind = response.headers.get("content-type", "")
+    if "text/event-stream" in kind:
+        out, data = [], []
+        for line in re.split(r"\r\n|\r|\n", response.text) + [""]:  # SSE line ends only
+            if line.startswith("data:"):
+                data.append(line[5:].lstrip(" "))
+            elif not line.strip() and data:
+                out.append("\n".join(data))
+                data = []
+        return out
+    text = response.text.strip()
+    return [text] if text.startswith(("{", "[")) else []
+
+
+class HttpServer(Connection):
+    def __init__(self, url: str, argv: list[str] | None = None, env: dict[str, str] | None = None,
+                 cwd: Path | None = None, transcript: Transcript | None = None,
+                 startup_timeout: float = 20.0) -> None:
+        super().__init__(transcript)
+        self.url = url
+        self.session_id: str | None = None
+        self.protocol_version: str | None = None
+        self.http = httpx.Client(timeout=60.0)
+        self._outbox: queue.Queue = queue.Queue()
+        if argv:
+            self._start_process(argv, env, cwd, stdio=False)
+            threading.Thread(target=self._read_pipe, args=(self.proc.stdout, "stderr"), daemon=True).start()
+            self._wait_until_listening(startup_timeout)
+        threading.Thread(target=self._sender, daemon=True).start()
+
+    def _wait_until_listening(self, timeout: float) -> None:
+        url = httpx.URL(self.url)
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc is not None and self.proc.poll() is not None:
+                raise ServerGone(f"server exited with status {self.proc.returncode} before listening")
+            try:
+                with socket.create_connection((url.host, url.port or 80), timeout=0.5):
+                    return
+            except OSError:
+                time.sleep(0.1)
+        raise ServerGone(f"server did not listen on {url.host}:{url.port} within {timeout:.0f} s")
+
+    # -- HTTP ------------------------------------------------------------------------
+    def headers(self, message: Any = None) -> dict[str, str]:
+        out = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        if self.session_id:
+            out["Mcp-Session-Id"] = self.session_id
+        version = self.protocol_version
+        meta = (message or {}).get("params", {}).get("_meta", {}) if isinstance(message, dict) else {}
+        if isinstance(meta, dict) and isinstance(meta.get(PROTOCOL_VERSION_META), str):
+            version = meta[PROTOCOL_VERSION_META]
+            method = message.get("method")
+            if isinstance(method, str):
+                out["Mcp-Method"] = method
+                target = message.get("params", {}).get(NAME_BEARING.get(method, ""), None)
+                if isinstance(target, str):
+                    out["Mcp-Name"] = header_value(target)
+        if version:
+            out["MCP-Protocol-Version"] = version
+        return out
+
+    def post(self, body: bytes, headers: dict[str, str]) -> httpx.Response:
+        """One POST, recorded; the caller routes nothing (protocol probes use this directly)."""
+        response = self.http.post(self.url, content=body, headers=headers)
+        self.transcript.add("raw", f"HTTP {response.status_code} {dict(response.headers)}")
+        self.transcript.add("raw", response.text)
+        for text in messages_of(response):
+            self.transcript.add("stdout", text)
+        return response
+
+    def _sender(self) -> None:
+        while True:
+            item = self._outbox.get()
+            if item is None:
+                return
+            body, message = item
+            try:
+                response = self.post(body, self.headers(message))
+            except httpx.HTTPError:
+                self._closed()
+                return
+            if isinstance(message, dict) and message.get("method") == "initialize":
+                self.session_id = response.headers.get("mcp-session-id", self.session_id)
+            for text in messages_of(response):
+                if isinstance(message, dict) and message.get("method") == "initialize":
+                    try:
+                        self.protocol_version = json.loads(text)["result"]["protocolVersion"]
+                    except (ValueError, KeyError, TypeError):
+                        pass
+                self._route(text)
+
+    def send_bytes(self, data: bytes) -> None:
+        self.transcript.add("sent", data.decode("utf-8", "replace"))
+        try:
+            message = json.loads(data)
+        except ValueError:
+            message = None
+        self._outbox.put((data, message))
+
+    def close(self, timeout: float = 5.0) -> int | None:
+        """End the session (DELETE), then stop the process if the suite started it."""
+        if self.session_id:
+            try:
+                self.http.delete(self.url, headers=self.headers())
+            except httpx.HTTPError:
+                pass
+        self._outbox.put(None)
+        self.http.close()
+        if self.proc is None:
+            return 0
+        self.proc.terminate()
+        return self._wait(timeout)
