@@ -7,7 +7,6 @@ from typing import Any
 import pytest
 
 from contract_tests.contracts import policy
-from contract_tests.harness.corpus import attack_path  # noqa: F401 - re-exported for the tiers
 
 TOOL = "get_section_source"
 PROFILES = ("section-source-local",)

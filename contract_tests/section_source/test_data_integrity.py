@@ -6,7 +6,8 @@ import pytest
 
 from contract_tests.checks import check, tool_output
 from contract_tests.harness.vault import build_fixture, snapshot, snapshot_diff
-from contract_tests.section_source.common import (TOOL, attack_path, attacks, body_free_tools,
+from contract_tests.harness.corpus import attack_path
+from contract_tests.section_source.common import (TOOL, attacks, body_free_tools,
                                                    profiles_mark)
 
 pytestmark = [profiles_mark, pytest.mark.data_integrity]

@@ -14,7 +14,8 @@ from contract_tests.checks import check, error_texts, fail, result_of, schema_er
 from contract_tests.harness import canaries, fsevents
 from contract_tests.harness.stdio import NoResponse, ServerGone
 from contract_tests.harness.vault import PROMPT_INJECTION_HEADINGS
-from contract_tests.section_source.common import (TOOL, attack_path, attacks, blocked, body_free_tools,
+from contract_tests.harness.corpus import attack_path
+from contract_tests.section_source.common import (TOOL, attacks, blocked, body_free_tools,
                                                    forbidden, listed_tools, profiles_mark)
 
 pytestmark = [profiles_mark, pytest.mark.security]
