@@ -245,7 +245,7 @@ class ServerFactory:
         return home
 
     def start(self, fixture: Any, *, home: Path | None = None, command: str | None = None,
-              extra: dict[str, str] | None = None) -> StdioServer:
+              extra: dict[str, str] | None = None) -> Connection:
         home = home or self.fresh_home()
         server = connect(self.suite, fixture, home, command=command, extra=extra)
         self.started.append(server)
@@ -281,13 +281,13 @@ def servers(suite: SuiteState, tmp_path_factory: pytest.TempPathFactory):
 
 
 @pytest.fixture(scope="session")
-def server(servers: ServerFactory, contract_fixture) -> StdioServer:
+def server(servers: ServerFactory, contract_fixture) -> Connection:
     """The worker's long-lived server on the profile's fixture (initialized by the SDK client)."""
     return servers.start(contract_fixture)
 
 
 @pytest.fixture(scope="session")
-def client(server: StdioServer):
+def client(server: Connection):
     """The official SDK ClientSession over the long-lived server, initialized."""
     try:
         sdk = SdkClient(server)

@@ -34,11 +34,14 @@ CAUGHT_BY = {
     "rt_limit_not_applied": ["RT-SRCH-003"],
     "rt_hidden_listed": ["RT-VIS-001"],
     "rt_gitignore_ignored": ["RT-VIS-002"],
-    "rt_traversal_accepted": ["RT-PATH-001", "RT-PATH-002"],
+    "rt_traversal_accepted": ["RT-PATH-001", "RT-PATH-002", "RT-PATH-004"],
     "rt_cross_root_escape": ["RT-PATH-003"],
     "rt_snippet_not_clamped": ["RT-SNIP-002"],
     "rt_content_in_logs": ["RT-LOG-001"],
     "rt_starts_with_missing_root": ["RT-CFG-001", "RT-CFG-002"],
+    "rt_absolute_path_in_error": ["RT-OUT-001"],
+    "rt_index_written": ["RT-RO-001"],
+    "rt_startup_lists_root": ["RT-CFG-004"],
 }
 
 

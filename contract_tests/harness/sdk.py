@@ -1,6 +1,6 @@
-"""Drive a StdioServer with the official SDK's ClientSession from synchronous tests.
+"""Drive a Connection (stdio or HTTP) with the official SDK's ClientSession from synchronous tests.
 
-The SDK is async; a blocking portal runs its event loop in a thread, and the StdioServer's
+The SDK is async; a blocking portal runs its event loop in a thread, and the connection's
 reader thread hands every message not addressed to a raw probe to the SDK session.
 """
 
@@ -16,7 +16,7 @@ from anyio.from_thread import start_blocking_portal
 from mcp import ClientSession
 from mcp.shared.message import SessionMessage
 
-from .stdio import StdioServer
+from .stdio import Connection
 
 
 def dump(model: Any) -> dict[str, Any]:
@@ -24,9 +24,9 @@ def dump(model: Any) -> dict[str, Any]:
 
 
 class SdkClient:
-    """A ClientSession bound to one StdioServer; every method returns wire-shaped dicts."""
+    """A ClientSession bound to one connection (stdio or HTTP); every method returns wire-shaped dicts."""
 
-    def __init__(self, server: StdioServer, timeout: float = 30.0) -> None:
+    def __init__(self, server: Connection, timeout: float = 30.0) -> None:
         self.server = server
         self.timeout = timeout
         self._portal_cm = start_blocking_portal()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from functools import cache
 from typing import Any
 
@@ -10,6 +11,7 @@ import pytest
 
 from contract_tests.checks import check, fail, payload, result_of, schema_errors, short
 from contract_tests.contracts import contracts_root, load_profile, policy, validator
+from contract_tests.harness.process import private_environment, render_command
 
 PROFILE = "retrieval-tools"
 profiles_mark = pytest.mark.profiles(PROFILE)
@@ -85,3 +87,18 @@ def error(response: dict[str, Any], req: str, what: str) -> dict[str, Any]:
     check(not errors, req, f"{what}: error object invalid: {errors[:2]}")
     check(obj["code"] in codes(), req, f"{what}: code {obj['code']!r} is not in the catalogue")
     return obj
+
+
+def start_with_roots(suite, fixture, tmp_path, root_name, bad_value):
+    """Start the server with one root spoiled (None: the variable unset); return the finished process."""
+    placeholder = root_name.lower()
+    values = dict(fixture.placeholders())
+    if bad_value is not None:
+        values[placeholder] = bad_value
+    elif "{" + placeholder + "}" in suite.command:
+        pytest.skip(f"the server command passes {{{placeholder}}} itself; the variable cannot be left unset")
+    env = private_environment(tmp_path / "home") | suite.profile.environment(values)
+    if bad_value is None:
+        env.pop(root_name, None)
+    argv = render_command(suite.command, values)
+    return subprocess.run(argv, input="", capture_output=True, text=True, timeout=30, env=env, cwd=tmp_path)

@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from contract_tests.checks import check
 from contract_tests.harness import canaries, fsevents
+from contract_tests.harness.corpus import attack_path
 from contract_tests.harness.roots import NEEDLE_COMMON, REPOS
 from contract_tests.retrieval_tools.common import (FILE_TOOLS, UNSAFE_CATEGORIES, attacks, error, file_args,
-                                                    profiles_mark)
-from contract_tests.harness.corpus import attack_path
+                                                    profiles_mark, start_with_roots)
 
 pytestmark = [profiles_mark, pytest.mark.security]
-ABSOLUTE = re.compile(r"(^|[\s\"'(=:])/(home|root|tmp|var|etc|usr|Users|private|mnt|opt|srv|proc)/")
 
 
 def _entries():
@@ -107,8 +104,7 @@ def test_log_lines_never_include_file_contents(server, client, fixture_roots):
 @pytest.mark.req("RT-CFG-004")
 @pytest.mark.parametrize("spoil", ["DOCS_ROOT", "CODE_ROOT"])
 def test_a_start_up_error_never_lists_a_roots_contents(suite, fixture_roots, tmp_path, spoil):
-    from contract_tests.retrieval_tools.test_integration import _start_with
-    proc = _start_with(suite, fixture_roots, tmp_path, spoil, str(tmp_path / "no-such-root"))
+    proc = start_with_roots(suite, fixture_roots, tmp_path, spoil, str(tmp_path / "no-such-root"))
     check(proc.returncode != 0, "RT-CFG-004", "the server started with a missing root")
     names = ["README.md", "guide", "api", "lines.md", "src", "main.py", "many.txt", "tests"]
     shown = [n for n in names if n in proc.stderr]

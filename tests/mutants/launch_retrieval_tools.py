@@ -125,6 +125,37 @@ def rt_starts_with_missing_root():
     server.load_roots = lenient
 
 
+def rt_absolute_path_in_error():
+    from reference.retrieval_tools import errors
+    original = errors.ToolError.body
+
+    def body(self):
+        out = original(self)
+        out["error"]["details"]["reason"] = f"under {os.environ.get('DOCS_ROOT', '')}"
+        return out
+    errors.ToolError.body = body
+
+
+def rt_index_written():
+    def index(roots, args, result, truncated):
+        (roots.docs / ".rt-search-index").write_text(args["query"])
+        return result, truncated
+    _wrap_tool("search", index)
+
+
+def rt_startup_lists_root():
+    original = config.load_roots
+
+    def listing(args, environ=None):
+        try:
+            return original(args, environ)
+        except config.ConfigError as exc:
+            seen = {v: sorted(os.listdir(os.environ[v])) for v in ("DOCS_ROOT", "CODE_ROOT")
+                    if os.path.isdir(os.environ.get(v, ""))}
+            raise config.ConfigError(f"{exc}; roots hold {seen}") from None
+    server.load_roots = listing
+
+
 def rt_variant_jsonrpc_errors():
     """Not a defect: errors on the other accepted channel, a JSON-RPC error whose data.error
     holds the object. The suite must pass this variant (tests/test_variants.py)."""
@@ -141,7 +172,7 @@ def rt_variant_jsonrpc_errors():
 MUTANTS = {f.__name__: f for f in (rt_variant_jsonrpc_errors, 
     rt_wrong_ordering, rt_nondeterministic_order, rt_limit_not_applied, rt_hidden_listed, rt_gitignore_ignored,
     rt_traversal_accepted, rt_cross_root_escape, rt_snippet_not_clamped, rt_content_in_logs,
-    rt_starts_with_missing_root)}
+    rt_starts_with_missing_root, rt_absolute_path_in_error, rt_index_written, rt_startup_lists_root)}
 
 
 
