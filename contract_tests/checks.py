@@ -88,3 +88,54 @@ def envelope(response: dict[str, Any], validator: Draft202012Validator, req: str
 def schema_errors(validator: Draft202012Validator, value: Any) -> list[str]:
     return [f"{'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message[:200]}"
             for e in sorted(validator.iter_errors(value), key=str)]
+
+
+def first_difference(expected: Any, actual: Any, where: str = "$") -> str | None:
+    """Where two JSON values first differ (a short description), or None when equal."""
+    if type(expected) is not type(actual):
+        return f"{where}: expected {short(expected, 60)}, got {short(actual, 60)}"
+    if isinstance(expected, dict):
+        for key in sorted(set(expected) | set(actual)):
+            if key not in actual or key not in expected:
+                return f"{where}.{key}: present on one side only"
+            diff = first_difference(expected[key], actual[key], f"{where}.{key}")
+            if diff:
+                return diff
+    elif isinstance(expected, list):
+        if len(expected) != len(actual):
+            return f"{where}: expected {len(expected)} items, got {len(actual)}"
+        for i, (e, a) in enumerate(zip(expected, actual)):
+            diff = first_difference(e, a, f"{where}[{i}]")
+            if diff:
+                return diff
+    elif expected != actual:
+        return f"{where}: expected {short(expected, 60)}, got {short(actual, 60)}"
+    return None
+
+
+def keys_of(value: Any) -> set[str]:
+    """Every object key at any depth of a JSON value."""
+    found: set[str] = set()
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            found.update(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return found
+
+
+def check_vector(out: dict[str, Any], vector: dict[str, Any], validator: Draft202012Validator, req: str) -> None:
+    """Assert a tool output is allowlisted and equals a golden vector's expected output
+    (fields the vector marks implementation-defined are not compared)."""
+    errors = schema_errors(validator, out)
+    check(not errors, req, f"{vector['id']}: output violates the allowlist: {errors[:3]}")
+    expected = dict(vector["expected"])
+    out = dict(out)
+    for name in vector.get("implementation_defined", []):
+        expected.pop(name, None)
+        out.pop(name, None)
+    diff = first_difference(expected, out)
+    check(diff is None, req, f"{vector['id']} ({vector['description']}): {diff}")

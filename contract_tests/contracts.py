@@ -72,6 +72,7 @@ class Requirement:
     source: str
     transports: tuple[str, ...] = ()
     applies_when: str | None = None
+    phases: tuple[str, ...] = ()
 
 
 @dataclass
@@ -126,9 +127,20 @@ class Profile:
     def reference_command(self, transport: str) -> str:
         return self.data["reference"][transport]
 
-    def applies(self, req_id: str, transport: str) -> bool:
+    @property
+    def phases(self) -> list[str]:
+        """The phases a spec author can accept (`--phase`); empty when the profile has none."""
+        return list(self.data.get("phases", {}).get("values", {}))
+
+    @property
+    def default_phase(self) -> str | None:
+        return self.data.get("phases", {}).get("default")
+
+    def applies(self, req_id: str, transport: str, phase: str | None = None) -> bool:
         req = self.requirements[req_id]
-        return not req.transports or transport in req.transports
+        if req.transports and transport not in req.transports:
+            return False
+        return not req.phases or phase in req.phases
 
 
 def _requirements(spec_id: str, data: dict[str, Any]) -> dict[str, Requirement]:
@@ -138,6 +150,7 @@ def _requirements(spec_id: str, data: dict[str, Any]) -> dict[str, Requirement]:
             id=item["id"], spec=spec_id, tiers=tuple(item["tiers"]), strength=item["strength"],
             behavior=item["behavior"], source=str(item.get("source") or item.get("section", "")),
             transports=tuple(item.get("transports", ())), applies_when=item.get("applies_when"),
+            phases=tuple(item.get("phases", ())),
         )
     return out
 

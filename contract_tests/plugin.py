@@ -3,6 +3,7 @@ selection, expectations, reports and the fixtures every suite test uses."""
 
 from __future__ import annotations
 
+import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,8 @@ class SuiteState:
     server_path: str
     phase: str | None
     expectations: Expectations
+    server_url: str | None = None
+    canister_port: int = 0
     only_reqs: set[str] = field(default_factory=set)
     cited: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict)  # nodeid -> (ids, tiers)
 
@@ -42,6 +45,8 @@ class SuiteState:
 
     @property
     def target(self) -> str:
+        if self.server_url:
+            return f"running server at {self.server_url}"
         return self.server_cmd or f"bundled reference ({self.profile.reference_command(self.transport)})"
 
 
@@ -60,7 +65,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "({port} placeholder); default: the profile's first transport")
     group.addoption("--server-path", default="/mcp", help="HTTP path of the MCP endpoint (default /mcp)")
     group.addoption("--server-url", default=None,
-                    help="URL of a running Streamable HTTP server (profiles with the http transport)")
+                    help="URL of a running Streamable HTTP server (profiles with the http transport); "
+                         "tests that must start their own server skip")
+    group.addoption("--canister-port", default=0, type=int,
+                    help="with --server-url on a hosted profile: loopback port for the suite's canister double, "
+                         "the URL the running server was configured with (secrets from RC_JWT_SECRET, RC_GATEWAY_SECRET)")
     group.addoption("--phase", default=None, help="phase to accept, for profiles that define phases")
     group.addoption("--expectations", default=None, help="YAML file of known failures by requirement id")
     group.addoption("--report", default=None, help="directory for results.json, results.md and junit.xml")
@@ -84,12 +93,16 @@ def pytest_configure(config: pytest.Config) -> None:
     except KeyError:
         raise pytest.UsageError(
             f"unknown profile {profile_id!r}; available: {', '.join(contracts.available_profiles())}")
-    if config.getoption("--server-url"):
-        if "http" not in profile.transports:
-            raise pytest.UsageError(
-                f"profile {profile_id} is served over {', '.join(profile.transports)} only; "
-                "use --server-cmd")
-        raise pytest.UsageError("--server-url: no profile with the http transport is available yet")
+    server_url = config.getoption("--server-url")
+    if server_url:
+        _check_server_url(config, profile, server_url)
+    phase = config.getoption("--phase")
+    if profile.phases:
+        phase = phase or profile.default_phase
+        if phase not in profile.phases:
+            raise pytest.UsageError(f"--phase: profile {profile_id} has phases {', '.join(profile.phases)}, not {phase}")
+    elif phase:
+        raise pytest.UsageError(f"--phase: profile {profile_id} defines no phases")
     try:
         expectations = Expectations.load(config.getoption("--expectations"), profile_id)
     except ExpectationsError as exc:
@@ -98,7 +111,7 @@ def pytest_configure(config: pytest.Config) -> None:
     unknown = only - set(profile.requirements)
     if unknown:
         raise pytest.UsageError(f"--req: not requirements of {profile_id}: {', '.join(sorted(unknown))}")
-    transport = config.getoption("--transport") or profile.transports[0]
+    transport = config.getoption("--transport") or ("http" if server_url else profile.transports[0])
     if transport not in profile.transports:
         raise pytest.UsageError(f"profile {profile_id} is served over {', '.join(profile.transports)}, not {transport}")
     server_cmd = config.getoption("--server-cmd")
@@ -106,7 +119,8 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError("--transport http: --server-cmd must take the port the suite picks as {port}")
     config.stash[STATE] = SuiteState(
         profile=profile, transport=transport, server_cmd=server_cmd, server_path=config.getoption("--server-path"),
-        phase=config.getoption("--phase"), expectations=expectations, only_reqs=only)
+        phase=phase, expectations=expectations, only_reqs=only, server_url=server_url,
+        canister_port=config.getoption("--canister-port"))
     report_dir = config.getoption("--report")
     if report_dir:
         Path(report_dir).mkdir(parents=True, exist_ok=True)
@@ -115,6 +129,29 @@ def pytest_configure(config: pytest.Config) -> None:
         if not hasattr(config, "workerinput"):
             config.pluginmanager.register(ReportCollector(config, config.stash[STATE], Path(report_dir)),
                                           "retrieval-contract-report")
+
+
+def _check_server_url(config: pytest.Config, profile: contracts.Profile, url: str) -> None:
+    if "http" not in profile.transports:
+        raise pytest.UsageError(
+            f"profile {profile.id} is served over {', '.join(profile.transports)} only; use --server-cmd")
+    if config.getoption("--server-cmd"):
+        raise pytest.UsageError("--server-url and --server-cmd exclude each other")
+    if config.getoption("--transport") not in (None, "http"):
+        raise pytest.UsageError("--server-url: the transport is http")
+    if not url.startswith(("http://", "https://")):
+        raise pytest.UsageError(f"--server-url: not an http(s) URL: {url!r}")
+    if profile.fixture_kind == "canister":
+        if not os.environ.get("RC_JWT_SECRET"):
+            raise pytest.UsageError("--server-url: set RC_JWT_SECRET to the secret the running server verifies tokens with")
+        if not config.getoption("--canister-port"):
+            raise pytest.UsageError("--server-url: give --canister-port, the loopback port of the canister URL "
+                                    "the running server was configured with")
+        if getattr(config.option, "numprocesses", None) not in (None, 0):
+            raise pytest.UsageError("--server-url: run without -n (one canister double on --canister-port)")
+    else:
+        raise pytest.UsageError(f"--server-url: profile {profile.id} reads local files the suite creates; "
+                                "use --server-cmd")
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -136,17 +173,21 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
 def _probe_server_info(state: SuiteState) -> str:
     """Start the target once on an empty vault and describe what initialize says."""
     with tempfile.TemporaryDirectory(prefix="rc-probe-") as tmp:
-        fixture = build_for(state.profile, Path(tmp))
+        fixture = build_for(state.profile, Path(tmp), _fixture_settings(state))
         try:
-            server = connect(state, fixture, Path(tmp))
-        except (OSError, ServerGone) as exc:
-            return f"could not start ({getattr(exc, 'strerror', None) or exc})"
-        try:
-            response = server.initialize()
-        except Exception as exc:  # noqa: BLE001 - the header only reports
-            return f"did not answer initialize ({type(exc).__name__})"
+            try:
+                server = connect(state, fixture, Path(tmp))
+            except (OSError, ServerGone) as exc:
+                return f"could not start ({getattr(exc, 'strerror', None) or exc})"
+            try:
+                response = server.initialize()
+            except Exception as exc:  # noqa: BLE001 - the header only reports
+                return f"did not answer initialize ({type(exc).__name__})"
+            finally:
+                server.close(timeout=3)
         finally:
-            server.close(timeout=3)
+            if hasattr(fixture, "close"):
+                fixture.close()
     result = response.get("result") or {}
     info = result.get("serverInfo", {})
     caps = ", ".join(sorted(result.get("capabilities", {}))) or "none"
@@ -184,7 +225,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             drop.append(item)
             continue
         state.cited[item.nodeid] = (ids, tiers)
-        if not any(state.profile.applies(r, state.transport) for r in ids) or (
+        if not any(state.profile.applies(r, state.transport, state.phase) for r in ids) or (
                 state.only_reqs and not state.only_reqs & set(ids)):
             drop.append(item)
             continue
@@ -216,15 +257,27 @@ def profile(suite: SuiteState) -> contracts.Profile:
     return suite.profile
 
 
+def session_headers(fixture: Any, token: str | None = None) -> dict[str, str]:
+    """HTTP headers a session on `fixture` needs (a bearer token for hosted fixtures)."""
+    make = getattr(fixture, "session_headers", None)
+    return make(token) if make else {}
+
+
 def connect(suite: SuiteState, fixture: Any, home: Path, *, command: str | None = None,
-            extra: dict[str, str] | None = None) -> Connection:
-    """Start the target for `fixture` over the suite's transport and return the connection."""
+            extra: dict[str, str] | None = None, token: str | None = None) -> Connection:
+    """Start the target for `fixture` over the suite's transport and return the connection.
+
+    With --server-url nothing is started: a new session on the running server is returned.
+    """
+    headers = session_headers(fixture, token)
+    if suite.server_url:
+        return HttpServer(suite.server_url, headers=headers)
     port = str(free_port()) if suite.transport == "http" else ""
-    values = {**fixture.placeholders(), "port": port, **(extra or {})}
+    values = {**fixture.placeholders(), "port": port, "phase": suite.phase or "", **(extra or {})}
     argv = render_command(command or suite.command, values)
     env = private_environment(home) | suite.profile.environment(values)
     if suite.transport == "http":
-        return HttpServer(f"http://127.0.0.1:{port}{suite.server_path}", argv, env=env, cwd=home)
+        return HttpServer(f"http://127.0.0.1:{port}{suite.server_path}", argv, env=env, cwd=home, headers=headers)
     return StdioServer(argv, env=env, cwd=home)
 
 
@@ -245,11 +298,25 @@ class ServerFactory:
         return home
 
     def start(self, fixture: Any, *, home: Path | None = None, command: str | None = None,
-              extra: dict[str, str] | None = None) -> Connection:
+              extra: dict[str, str] | None = None, token: str | None = None) -> Connection:
+        if self.suite.server_url and (command or extra):
+            pytest.skip("needs a server the suite starts with its own settings (--server-cmd), "
+                        "not the running one at --server-url")
         home = home or self.fresh_home()
-        server = connect(self.suite, fixture, home, command=command, extra=extra)
+        server = connect(self.suite, fixture, home, command=command, extra=extra, token=token)
         self.started.append(server)
         return server
+
+    def session(self, server: Connection, fixture: Any, token: str | None = None) -> HttpServer:
+        """Another session on the same running HTTP server, with its own (or the default) token."""
+        assert isinstance(server, HttpServer), "sessions are an HTTP notion"
+        attached = HttpServer(server.url, headers=session_headers(fixture, token))
+        self.started.append(attached)
+        return attached
+
+    @property
+    def can_restart(self) -> bool:
+        return not self.suite.server_url
 
     def close_all(self) -> None:
         for server in self.started:
@@ -258,9 +325,21 @@ class ServerFactory:
 
 
 @pytest.fixture(scope="session")
-def contract_fixture(tmp_path_factory: pytest.TempPathFactory, profile: contracts.Profile):
-    """The profile's synthetic data (a vault, or docs and code roots), built once per worker."""
-    return build_for(profile, tmp_path_factory.mktemp("rc"))
+def contract_fixture(tmp_path_factory: pytest.TempPathFactory, profile: contracts.Profile, suite: SuiteState):
+    """The profile's synthetic data (a vault, docs and code roots, or a canister double), built
+    once per worker."""
+    fixture = build_for(profile, tmp_path_factory.mktemp("rc"), _fixture_settings(suite))
+    yield fixture
+    close = getattr(fixture, "close", None)
+    if close:
+        close()
+
+
+def _fixture_settings(suite: SuiteState) -> dict[str, Any]:
+    if not suite.server_url:
+        return {}
+    return {"port": suite.canister_port, "jwt_secret": os.environ.get("RC_JWT_SECRET"),
+            "gateway_secret": os.environ.get("RC_GATEWAY_SECRET", "")}
 
 
 @pytest.fixture(scope="session")

@@ -69,8 +69,8 @@ class ReportCollector:
         for req in self.state.profile.requirements.values():
             tests = per_req.get(req.id, [])
             outcomes = {t["outcome"] for t in tests}
-            if not self.state.profile.applies(req.id, self.state.transport):
-                status = "n/a"  # a requirement of the other transport
+            if not self.state.profile.applies(req.id, self.state.transport, self.state.phase):
+                status = "n/a"  # a requirement of another transport or phase
             elif "failed" in outcomes:
                 status = "fail"
             elif "xfail" in outcomes:

@@ -17,7 +17,11 @@ def serve_http(server: Server, host: str, port: int) -> None:
 
     On a loopback host the SDK turns on Host and Origin validation (DNS-rebinding protection).
     """
+    serve_app(server.streamable_http_app(host=host), host, port)
+
+
+def serve_app(app, host: str, port: int) -> None:
+    """Run an ASGI app under uvicorn with warnings only and no access log (it would print URLs)."""
     import uvicorn
 
-    app = server.streamable_http_app(host=host)
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)

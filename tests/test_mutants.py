@@ -42,6 +42,20 @@ CAUGHT_BY = {
     "rt_absolute_path_in_error": ["RT-OUT-001"],
     "rt_index_written": ["RT-RO-001"],
     "rt_startup_lists_root": ["RT-CFG-004"],
+    "hosted_gateway_header_missing": ["SSH-UP-004"],
+    "hosted_wrong_vault_header": ["SSH-UP-002"],
+    "hosted_actor_user_id": ["SSH-UP-003"],
+    "hosted_fetch_before_validation": ["SSH-IN-002", "SSH-IN-003"],
+    "hosted_raw_upstream_body": ["SSH-ERR-003"],
+    "hosted_unknown_role_gets_editor": ["SSH-ACL-002"],
+    "hosted_token_logged": ["SSH-LOG-001"],
+    "hosted_cross_session_state": ["SSH-STR-003", "SSH-DI-002"],
+    "hosted_list_scan": ["SSH-UP-001", "SSH-UP-006"],
+    "hosted_foreign_origin": ["MCP-HTTP-004"],
+    "hosted_tool_in_1k": ["SSH-ACL-003", "SSH-ACL-004"],
+    "hosted_canister_path_used": ["SSH-OUT-003"],
+    "hosted_signature_unchecked": ["SSH-AUTH-002"],
+    "hosted_expired_accepted": ["SSH-AUTH-002"],
 }
 
 

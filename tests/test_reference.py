@@ -3,28 +3,75 @@
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
+import sys
+import time
 
 import pytest
+
+from contract_tests.contracts import load_profile
+from contract_tests.harness.http import free_port
+from tests.conftest import ROOT
 
 # Checks gated on what a reference does not declare, or on the machine, may skip.
 ALLOWED_SKIPS = {
     "section-source-local": {"SSL-BLK-002", "MCP-CAP-001"},
     "retrieval-tools": {"MCP-CAP-001"} | ({"RT-CFG-003"} if os.geteuid() == 0 else set()),
+    "section-source-hosted": {"MCP-CAP-001"},
 }
 
 
-@pytest.mark.parametrize("profile,transport", [("section-source-local", "stdio"), ("section-source-local", "http"),
-                                               ("retrieval-tools", "stdio")])
-def test_the_reference_passes_every_requirement(suite_run, profile, transport):
-    run = suite_run("--profile", profile, "--transport", transport, "-n", "2")
+def _assert_clean(run, profile: str, transport: str, phase: str | None, allowed_skips: set[str]) -> None:
     assert run.code == 0, run.output[-5000:]
     status = run.status()
     assert status, "empty report"
     failing = {k: v for k, v in status.items() if v not in ("pass", "skip", "n/a")}
     assert not failing, failing
     skipped = sorted(k for k, v in status.items() if v == "skip")
-    assert set(skipped) <= ALLOWED_SKIPS[profile], skipped
+    assert set(skipped) <= allowed_skips, skipped
+    # Only requirements of another transport or phase are not applicable.
+    spec = load_profile(profile)
     not_run = sorted(k for k, v in status.items() if v == "n/a")
-    # Only requirements of the other transport are not applicable (e.g. MCP-STDIO-* over HTTP).
-    assert all(k.startswith("MCP-STDIO-" if transport == "http" else "MCP-HTTP-") for k in not_run), not_run
+    assert all(not spec.applies(k, transport, phase) for k in not_run), not_run
     assert run.results["summary"]["pass"] == len(status) - len(skipped) - len(not_run)
+    assert run.results["phase"] == phase
+
+
+@pytest.mark.parametrize("profile,transport,phase", [
+    ("section-source-local", "stdio", None), ("section-source-local", "http", None),
+    ("retrieval-tools", "stdio", None),
+    ("section-source-hosted", "http", "1L"), ("section-source-hosted", "http", "1K"),
+])
+def test_the_reference_passes_every_requirement(suite_run, profile, transport, phase):
+    run = suite_run("--profile", profile, "--transport", transport, "-n", "2", *(["--phase", phase] if phase else []))
+    _assert_clean(run, profile, transport, phase, ALLOWED_SKIPS[profile])
+
+
+def test_a_running_hosted_server_passes_through_server_url(suite_run, tmp_path):
+    """--server-url: the suite attaches to a server it did not start; its canister double
+    listens where that server was told to look."""
+    secret, gateway = "rcjwtsecret" + os.urandom(16).hex(), "rcgateway" + os.urandom(8).hex()
+    canister_port, port = free_port(), free_port()
+    env = dict(os.environ, RC_JWT_SECRET=secret, RC_GATEWAY_SECRET=gateway, NO_PROXY="127.0.0.1",
+               RC_CANISTER_URL=f"http://127.0.0.1:{canister_port}")
+    proc = subprocess.Popen([sys.executable, "-m", "reference.section_source_hosted.server", "--port", str(port),
+                             "--phase", "1L"], env=env, cwd=ROOT, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+                break
+            except OSError:
+                time.sleep(0.1)
+        run = suite_run("--profile", "section-source-hosted", "--server-url", f"http://127.0.0.1:{port}/mcp",
+                        "--canister-port", str(canister_port),
+                        env={"RC_JWT_SECRET": secret, "RC_GATEWAY_SECRET": gateway})
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    # Checks that need the server's process or another configuration of it skip.
+    _assert_clean(run, "section-source-hosted", "http", "1L",
+                  {"MCP-CAP-001", "MCP-HTTP-005", "SSH-LOG-001", "SSH-DI-003", "SSH-UP-007"})

@@ -237,6 +237,8 @@ def test_the_stateless_era_gives_the_same_tools_and_output(servers, contract_fix
         modern_names = sorted(t["name"] for t in listed.get("result", {}).get("tools", []))
         check(modern_names == sorted(t["name"] for t in client.list_tools()), "MCP-MODERN-003",
               f"tools differ between eras: {modern_names}")
+        if sample["tool"] not in modern_names:
+            return  # not offered in this phase: the tool lists are what both eras must agree on
         response = srv.request("tools/call", {"name": sample["tool"], "arguments": sample["arguments"],
                                               "_meta": MODERN_META})
         modern_out = tool_output(response, "MCP-MODERN-003")

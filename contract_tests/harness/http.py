@@ -60,9 +60,10 @@ def messages_of(response: httpx.Response) -> list[str]:
 class HttpServer(Connection):
     def __init__(self, url: str, argv: list[str] | None = None, env: dict[str, str] | None = None,
                  cwd: Path | None = None, transcript: Transcript | None = None,
-                 startup_timeout: float = 20.0) -> None:
+                 startup_timeout: float = 20.0, headers: dict[str, str] | None = None) -> None:
         super().__init__(transcript)
         self.url = url
+        self.extra_headers = dict(headers or {})  # sent on every request (e.g. Authorization)
         self.session_id: str | None = None
         self.protocol_version: str | None = None
         self.http = httpx.Client(timeout=60.0)
@@ -88,7 +89,8 @@ class HttpServer(Connection):
 
     # -- HTTP ------------------------------------------------------------------------
     def headers(self, message: Any = None) -> dict[str, str]:
-        out = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        out = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
+               **self.extra_headers}
         if self.session_id:
             out["Mcp-Session-Id"] = self.session_id
         version = self.protocol_version
@@ -122,7 +124,7 @@ class HttpServer(Connection):
             body, message = item
             try:
                 response = self.post(body, self.headers(message))
-            except httpx.HTTPError:
+            except (httpx.HTTPError, RuntimeError):  # RuntimeError: the client was closed meanwhile
                 self._closed()
                 return
             if isinstance(message, dict) and message.get("method") == "initialize":
@@ -144,7 +146,9 @@ class HttpServer(Connection):
         self._outbox.put((data, message))
 
     def close(self, timeout: float = 5.0) -> int | None:
-        """End the session (DELETE), then stop the process if the suite started it."""
+        """End the session (DELETE), then stop the process if the suite started it (idempotent)."""
+        if self.http.is_closed:
+            return self.proc.returncode if self.proc is not None else 0
         if self.session_id:
             try:
                 self.http.delete(self.url, headers=self.headers())

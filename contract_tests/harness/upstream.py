@@ -131,7 +131,8 @@ class _State:
 class UpstreamDouble:
     """A recording stand-in for the canister. Use as a context manager or start()/stop()."""
 
-    def __init__(self, *, timeout_delay_s: float = DEFAULT_TIMEOUT_DELAY_S) -> None:
+    def __init__(self, *, timeout_delay_s: float = DEFAULT_TIMEOUT_DELAY_S, port: int = 0) -> None:
+        self.port = port  # 0: the OS picks a free one
         self._state = _State()
         self._state.arrived = threading.Condition(self._state.lock)
         self._marker = "UPSTREAM-CANARY-" + secrets.token_hex(12)
@@ -145,7 +146,7 @@ class UpstreamDouble:
         if self._server is not None:
             return self
         self._state.stopping.clear()
-        server = ThreadingHTTPServer((LOOPBACK, 0), _make_handler(self))
+        server = ThreadingHTTPServer((LOOPBACK, self.port), _make_handler(self))
         server.daemon_threads = True
         self._server = server
         self._thread = threading.Thread(

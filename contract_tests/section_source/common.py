@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -33,3 +34,18 @@ def body_free_tools(client, profile) -> list[str]:
     """The profile's tools this server lists: the required ones and any adjacent ones."""
     names = listed_tools(client)
     return [t for t in profile.required_tools + profile.adjacent_tools if t in names]
+
+
+def blocked_tools(names, profile) -> list[str]:
+    """Why each blocked tool among `names` is blocked (policies/blocked-surfaces.yaml)."""
+    policy = blocked()["tools"]
+    allowed = set(profile.required_tools + profile.adjacent_tools)
+    out = []
+    for name in sorted(names):
+        if name in policy["forbidden_names"]:
+            out.append(f"blocked tool listed: {name}")
+            continue
+        hits = [p for p in policy["forbidden_name_patterns"] if re.search(p, name, re.IGNORECASE)]
+        if hits and name not in allowed:
+            out.append(f"tool {name} matches blocked pattern {hits[0]}")
+    return out

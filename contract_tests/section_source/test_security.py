@@ -10,12 +10,12 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from contract_tests.checks import check, error_texts, fail, result_of, schema_errors, short, tool_output
+from contract_tests.checks import check, error_texts, fail, keys_of, result_of, schema_errors, short, tool_output
 from contract_tests.harness import canaries, fsevents
 from contract_tests.harness.stdio import NoResponse, ServerGone
 from contract_tests.harness.vault import PROMPT_INJECTION_HEADINGS
 from contract_tests.harness.corpus import attack_path
-from contract_tests.section_source.common import (TOOL, attacks, blocked, body_free_tools,
+from contract_tests.section_source.common import (TOOL, attacks, blocked, blocked_tools, body_free_tools,
                                                    forbidden, listed_tools, profiles_mark)
 
 pytestmark = [profiles_mark, pytest.mark.security]
@@ -122,17 +122,6 @@ def test_errors_carry_no_content_frontmatter_or_absolute_paths(server, client, f
             check(not leaks, "SSL-ERR-004", f"an error carries private content: {leaks[0] if leaks else ''}")
 
 
-def _walk_keys(value, found):
-    if isinstance(value, dict):
-        for key, item in value.items():
-            found.add(key)
-            _walk_keys(item, found)
-    elif isinstance(value, list):
-        for item in value:
-            _walk_keys(item, found)
-    return found
-
-
 @pytest.fixture(scope="module")
 def every_output(client, fixture_vault, profile):
     outputs = []
@@ -146,7 +135,7 @@ def every_output(client, fixture_vault, profile):
 def test_no_excluded_field_appears_in_any_result(every_output, profile):
     banned = set(forbidden()["forbidden_keys"])
     for name, path, out in every_output:
-        keys = _walk_keys(out, set()) & banned
+        keys = keys_of(out) & banned
         check(not keys, "SSL-OUT-007", f"{name}({path}) returned excluded fields {sorted(keys)}")
         if name in profile.data["schemas"]["outputs"]:
             errors = schema_errors(profile.output_validator(name), out)
@@ -161,7 +150,7 @@ def _non_heading_strings(out) -> list[str]:
 def test_no_resource_uri_appears_in_any_output(every_output):
     uri = re.compile(next(p["pattern"] for p in forbidden()["forbidden_value_patterns"] if p["id"] == "resource-uri"))
     for name, path, out in every_output:
-        keys = _walk_keys(out, set()) & {"uri", "resource_uri", "resourceUri"}
+        keys = keys_of(out) & {"uri", "resource_uri", "resourceUri"}
         check(not keys, "SSL-RES-002", f"{name}({path}) has URI fields {sorted(keys)}")
         for text in _non_heading_strings(out):
             check(not uri.search(text), "SSL-RES-002", f"{name}({path}) returns a URI: {short(text, 60)}")
@@ -169,14 +158,8 @@ def test_no_resource_uri_appears_in_any_output(every_output):
 
 @pytest.mark.req("SSL-BLK-001")
 def test_no_blocked_tool_is_listed(client, profile):
-    policy = blocked()["tools"]
-    allowed = set(profile.required_tools + profile.adjacent_tools)
-    for name in listed_tools(client):
-        check(name not in policy["forbidden_names"], "SSL-BLK-001", f"blocked tool listed: {name}")
-        if name in allowed:
-            continue
-        hits = [p for p in policy["forbidden_name_patterns"] if re.search(p, name, re.IGNORECASE)]
-        check(not hits, "SSL-BLK-001", f"tool {name} matches blocked pattern {hits[0] if hits else ''}")
+    problems = blocked_tools(listed_tools(client), profile)
+    check(not problems, "SSL-BLK-001", "; ".join(problems))
 
 
 @pytest.mark.req("SSL-BLK-002")

@@ -24,14 +24,18 @@ def get_section_source(vault: Path, raw_path: object) -> Result:
     return builder.build_section_source(relative, text)
 
 
-def get_note_outline(vault: Path, raw_path: object) -> Result:
-    source = get_section_source(vault, raw_path)
+def outline_of(source: Result) -> Result:
+    """The flat heading outline of a SectionSource output."""
     headings = [
         {"heading_id": s["heading_id"], "level": s["level"], "text": s["heading_text"]}
         for s in source["sections"]
     ]
     return {"path": source["path"], "title": source["title"], "headings": headings,
             "truncated": source["truncated"]}
+
+
+def get_note_outline(vault: Path, raw_path: object) -> Result:
+    return outline_of(get_section_source(vault, raw_path))
 
 
 def get_document_tree(vault: Path, raw_path: object) -> Result:

@@ -1,0 +1,138 @@
+"""The hosted profile's fixture: notes served by the upstream double, and the session tokens.
+
+The notes are the self-hosted fixture's (the same synthetic vault, golden vectors and stress
+notes), loaded into an UpstreamDouble under the session's vault id instead of being read
+from disk. A second vault and a second user hold notes of their own, so a server that reads
+with the wrong vault or user header, or mixes sessions, shows a canary it must not.
+
+Canary classes: the vault fixture's (body, code, frontmatter, outside, path, title) plus
+`heading` (heading text: fine in results, never in logs), `upstream` (the double's payload
+marker, present in every failure body), `bearer` (the default session token's signature),
+`jwtsecret` and `gateway` (the two secrets the server is given). All are lower case, as the
+scanner expects.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import jwt
+
+from . import tokens, vault
+from .upstream import UpstreamDouble, note_payload
+
+ROLES = ("viewer", "editor", "evaluator", "admin")
+_UNSET: Any = object()
+
+
+@dataclass
+class CanisterFixture:
+    root: Path
+    canaries: dict[str, str]
+    upstream: UpstreamDouble
+    jwt_secret: str
+    gateway_secret: str
+    vault_id: str
+    other_vault_id: str
+    user: str
+    canister_user: str
+    notes: list[str] = field(default_factory=list)       # readable notes of the session's vault
+    texts: dict[str, str] = field(default_factory=dict)  # path -> Markdown, session's vault
+    stress: dict[str, str] = field(default_factory=dict)
+    other_vault_only: str = "private/other-vault-only.md"
+    other_user_only: str = "private/other-user-only.md"
+    default_token: str = ""
+
+    @property
+    def fake_vault_path(self) -> str:
+        """What `{vault}` stands for in the path-attack corpus: an absolute path with a canary."""
+        return f"/srv/rc-{self.canaries['path']}/vault"
+
+    def placeholders(self) -> dict[str, str]:
+        return {"canister_url": self.upstream.url, "jwt_secret": self.jwt_secret,
+                "gateway_secret": self.gateway_secret, "root": str(self.root)}
+
+    def corpus_placeholders(self) -> dict[str, str]:
+        return {"vault": self.fake_vault_path, "root": self.fake_vault_path.rsplit("/", 1)[0]}
+
+    def token(self, role: str | None = "viewer", *, user: str | None = None, vault_id: str | None = None,
+              canister_user: str | None = _UNSET, kind: str = "valid") -> str:
+        """A session token; `kind` is valid, wrong_signature, expired or unsigned.
+
+        `role=None` gives a valid token with no role claim at all.
+        """
+        cu = self.canister_user if canister_user is _UNSET else canister_user
+        identity = dict(sub=user or self.user, vault_id=vault_id or self.vault_id, canister_user_id=cu)
+        if role is None:
+            claims = tokens.claims(role="", **identity)
+            claims.pop(tokens.CLAIMS["role"])
+            return jwt.encode(claims, self.jwt_secret, algorithm=tokens.ALGORITHM)
+        mint = {"valid": tokens.mint, "wrong_signature": tokens.wrong_signature,
+                "expired": tokens.expired, "unsigned": tokens.unsigned}[kind]
+        return mint(self.jwt_secret, role=role, **identity)
+
+    def session_headers(self, token: str | None = None) -> dict[str, str]:
+        return {"Authorization": f"Bearer {token or self.default_token}"}
+
+    def put(self, path: str, text: str, *, vault_id: str | None = None, user_id: str | None = None) -> None:
+        self.upstream.put_note(vault_id or self.vault_id, path,
+                               note_payload(path, text, {"owner": f"{self.canaries['frontmatter']} owner"}),
+                               user_id=user_id)
+
+    def close(self) -> None:
+        self.upstream.stop()
+
+
+def build_canister(base: Path, vectors: list[dict[str, Any]], limits: dict[str, Any], *,
+                   port: int = 0, jwt_secret: str | None = None,
+                   gateway_secret: str | None = None) -> CanisterFixture:
+    source = vault.build_fixture(base, vectors, limits)  # generates the notes; read back below
+    c = dict(source.canaries)
+    c["heading"] = f"rcheading{secrets.token_hex(6)}"
+    c["jwtsecret"] = f"rcjwtsecret{secrets.token_hex(16)}"
+    c["gateway"] = f"rcgateway{secrets.token_hex(12)}"
+    double = UpstreamDouble(port=port, timeout_delay_s=float(limits.get("upstream_hold_s", 3))).start()
+    c["upstream"] = double.payload_marker().lower()
+    fx = CanisterFixture(
+        root=source.root, canaries=c, upstream=double,
+        jwt_secret=jwt_secret or c["jwtsecret"],
+        gateway_secret=c["gateway"] if gateway_secret is None else gateway_secret,
+        vault_id=f"vault-{secrets.token_hex(4)}", other_vault_id=f"vault-other-{secrets.token_hex(4)}",
+        user=f"user-{secrets.token_hex(4)}", canister_user=f"canister-user-{secrets.token_hex(4)}")
+    if jwt_secret:
+        c["jwtsecret"] = jwt_secret.lower()
+    if gateway_secret:
+        c["gateway"] = gateway_secret.lower()
+
+    readable = set(source.notes) | set(source.stress.values())
+    for dirpath, _dirs, files in os.walk(source.vault):
+        for name in files:
+            path = Path(dirpath) / name
+            rel = path.relative_to(source.vault).as_posix()
+            if path.is_symlink() or rel not in readable:
+                continue
+            text = path.read_text(encoding="utf-8")
+            fx.texts[rel] = text
+            fx.put(rel, text)
+    fx.notes = [n for n in source.notes if n in fx.texts]
+    fx.stress = dict(source.stress)
+    headings = "notes/headings.md"
+    fx.texts[headings] = (f"# Heading {c['heading']}\n\n{c['body']} text\n\n"
+                          f"## Sub heading {c['heading']}\n\nmore {c['body']}\n")
+    fx.put(headings, fx.texts[headings])
+    fx.notes.append(headings)
+
+    outside = f"# Outside {c['outside']}\n\n{c['outside']} belongs to someone else\n"
+    fx.put(fx.other_vault_only, outside, vault_id=fx.other_vault_id)
+    for rel in fx.notes[:3]:  # same paths, another vault's content
+        fx.put(rel, outside, vault_id=fx.other_vault_id)
+    fx.put(fx.other_user_only, outside, user_id=f"someone-else-{secrets.token_hex(3)}")
+
+    fx.default_token = fx.token("viewer")
+    c["bearer"] = fx.default_token.rsplit(".", 1)[1].lower()
+    return fx
+

@@ -1,0 +1,182 @@
+"""Helpers shared by the hosted profile's test modules: sessions per role, upstream capture,
+and the seed's path normalization as the oracle for what may be read upstream."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+from urllib.parse import unquote
+
+import pytest
+
+from contract_tests.checks import check, fail, result_of, short
+from contract_tests.contracts import policy
+from contract_tests.harness.http import HttpServer
+from contract_tests.harness.upstream import NOTES_PREFIX, RecordedRequest
+
+TOOL = "get_section_source"
+PROFILE = "section-source-hosted"
+profiles_mark = pytest.mark.profiles(PROFILE)
+UNKNOWN_ROLES = ("rc-unknown-role", "Viewer", "owner", "superadmin")
+INVALID_PATH = "Invalid path"
+
+# JavaScript's String.prototype.trim() removes these; Python's str.strip() a slightly different
+# set. A server may follow either, so both normalizations are acceptable reads.
+_JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009" \
+            "\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
+_DRIVE = re.compile(r"^[A-Za-z]:")
+# Characters encodeURIComponent leaves alone; `!*'()` may be escaped too (equivalent to servers).
+_UNRESERVED = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~")
+_MAY_ESCAPE = set("!*'()")
+
+
+def acl() -> dict[str, Any]:
+    return policy("acl-matrix.yaml")
+
+
+def explicit_cells() -> list[tuple[str, str, str, dict[str, Any]]]:
+    """(phase, role, tool, cell) of every ACL matrix cell the seed states; cells picked as the
+    safer reading where the seed is silent are not asserted (a server may expose its existing
+    adjacent tools)."""
+    return [(phase, role, tool, cell) for phase, data in acl()["phases"].items()
+            for role, tools in data["roles"].items() for tool, cell in tools.items()
+            if cell["basis"] == "explicit"]
+
+
+ROLES = tuple(role["name"] for role in acl()["roles"])
+
+
+def seed_normalize(raw: Any) -> tuple[bool, set[str]]:
+    """The seed's normalization: (must be rejected, the normalized paths a server may read).
+
+    Where the seed's wording leaves room (which characters `trim` removes, whether `.`
+    segments are dropped, `C:name` without a slash), every reasonable reading is accepted.
+    """
+    if not isinstance(raw, str):
+        return True, set()
+    reads: set[str] = set()
+    must_reject = True
+    for trimmed in {raw.strip(_JS_SPACE), raw.strip()}:
+        text = trimmed.replace("\\", "/")
+        if not text or text.startswith("/") or re.match(r"^[A-Za-z]:/", text):
+            continue
+        segments = [s for s in text.split("/") if s]
+        if not segments or ".." in segments or all(s == "." for s in segments):
+            continue  # "." alone would be read as GET /api/v1/notes/. which URL clients turn into the list route
+        must_reject = False
+        reads.add("/".join(segments))
+        dotless = [s for s in segments if s != "."]
+        if dotless:
+            reads.add("/".join(dotless))
+    if not reads:
+        return True, set()
+    if any(_DRIVE.match(p) for p in reads):
+        must_reject = False  # "C:name" may be read as a literal name or refused as a drive path
+    return must_reject, reads
+
+
+def encoded_component_ok(raw_segment: str) -> bool:
+    """True if a request path segment is encodeURIComponent-style: every character outside
+    the unreserved set (and `!*'()`) percent-encoded, `/` included."""
+    i = 0
+    while i < len(raw_segment):
+        ch = raw_segment[i]
+        if ch == "%":
+            if not re.fullmatch(r"%[0-9A-Fa-f]{2}", raw_segment[i:i + 3]):
+                return False
+            i += 3
+            continue
+        if ch not in _UNRESERVED and ch not in _MAY_ESCAPE:
+            return False
+        i += 1
+    return True
+
+
+def read_path(request: RecordedRequest) -> str | None:
+    """The note path a request reads (decoded), or None if it is not a one-note GET."""
+    if request.method != "GET" or not request.path.startswith(NOTES_PREFIX):
+        return None
+    segment = request.path[len(NOTES_PREFIX):]
+    if not segment or "/" in segment:
+        return None
+    return unquote(segment)
+
+
+def open_session(servers, server, fixture, token: str | None = None, *, req: str) -> HttpServer:
+    """A new initialized session on the running server, authenticated with `token`."""
+    conn = servers.session(server, fixture, token)
+    response = conn.initialize()
+    if "result" not in response:
+        fail(req, f"a session with a valid token was not initialized: {short(response.get('error'))}")
+    return conn
+
+
+def tool_names(conn) -> list[str]:
+    response = conn.request("tools/list", {})
+    result = response.get("result")
+    if result is None:
+        return []
+    return [t.get("name") for t in result.get("tools", [])]
+
+
+def capture(fixture, action):
+    """Run `action()` with a clean upstream record; return (its value, the requests it caused)."""
+    fixture.upstream.clear()
+    value = action()
+    return value, fixture.upstream.requests
+
+
+def failed(response: dict[str, Any]) -> bool:
+    result = result_of(response)
+    return result is None or result.get("isError") is True
+
+
+def error_message(response: dict[str, Any]) -> str | None:
+    """The `error` string of an UPSTREAM_ERROR envelope (None if the response is not one)."""
+    result = result_of(response)
+    if not result or not result.get("isError"):
+        return None
+    for block in result.get("content", []):
+        try:
+            body = json.loads(block.get("text", ""))
+        except ValueError:
+            continue
+        if isinstance(body, dict) and isinstance(body.get("error"), str):
+            return body["error"]
+    return None
+
+
+def all_texts(response: dict[str, Any]) -> list[str]:
+    """Every string a response carries, for leak probes."""
+    out: list[str] = []
+    stack: list[Any] = [response]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+            try:
+                inner = json.loads(item)
+            except ValueError:
+                continue
+            if isinstance(inner, (dict, list)):
+                stack.append(inner)
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return out
+
+
+def no_probe_in(response: dict[str, Any], probes: dict[str, str], req: str, what: str) -> None:
+    texts = [t.lower() for t in all_texts(response)]
+    for name, probe in probes.items():
+        if probe and any(probe.lower() in t for t in texts):
+            fail(req, f"{what}: the response carries the {name}")
+
+
+def one_read(requests: list[RecordedRequest], req: str, what: str) -> RecordedRequest:
+    check(len(requests) == 1, req, f"{what}: expected exactly one upstream request, got {len(requests)}: "
+          f"{[f'{r.method} {r.path}' for r in requests][:4]}")
+    return requests[0]

@@ -1,0 +1,226 @@
+"""Integration tier: sessions, the ACL in 1L, input rules, the upstream request, vectors, errors."""
+
+from __future__ import annotations
+
+
+import httpx
+import pytest
+
+from contract_tests.checks import check, check_vector, envelope, short, tool_output
+from contract_tests.contracts import load_profile
+from contract_tests.harness.stdio import CLIENT_INFO
+from contract_tests.harness.upstream import NOTES_PREFIX
+from contract_tests.section_source_hosted.common import (
+    INVALID_PATH, PROFILE, ROLES, TOOL, capture, encoded_component_ok, explicit_cells, no_probe_in, one_read,
+    open_session, profiles_mark, read_path, tool_names)
+
+pytestmark = [profiles_mark, pytest.mark.integration]
+
+VECTORS = load_profile(PROFILE).vectors()
+INIT = {"jsonrpc": "2.0", "id": "rc-auth-1", "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": CLIENT_INFO}}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+# --- sessions ------------------------------------------------------------------------
+
+@pytest.mark.req("SSH-AUTH-001")
+def test_no_token_gets_401_and_a_valid_token_gets_a_session(server, client, servers, contract_fixture):
+    for message in (INIT, {"jsonrpc": "2.0", "id": "rc-auth-2", "method": "tools/list", "params": {}}):
+        response = httpx.post(server.url, json=message, headers=MCP_HEADERS, timeout=15)
+        check(response.status_code == 401, "SSH-AUTH-001",
+              f"{message['method']} without a token got HTTP {response.status_code}")
+        check('"result"' not in response.text, "SSH-AUTH-001", f"{message['method']} without a token got a result")
+    for role in ROLES:
+        conn = open_session(servers, server, contract_fixture, contract_fixture.token(role), req="SSH-AUTH-001")
+        conn.close()
+
+
+# --- ACL, phase 1L -------------------------------------------------------------------
+
+def _grants():
+    """Matrix cells that grant a role a tool (list and call); they belong to phase 1L."""
+    return [pytest.param(phase, role, tool, cell, id=f"{phase}-{role}-{tool}")
+            for phase, role, tool, cell in explicit_cells() if cell["list"] or cell["call"]]
+
+
+@pytest.mark.req("SSH-ACL-001")
+@pytest.mark.parametrize("phase,role,tool,cell", _grants())
+def test_each_granted_role_lists_and_calls_the_tool(server, client, servers, contract_fixture, suite,
+                                                    phase, role, tool, cell):
+    assert phase == suite.phase, f"matrix cell of phase {phase} cites a requirement of phase {suite.phase}"
+    conn = open_session(servers, server, contract_fixture, contract_fixture.token(role), req="SSH-ACL-001")
+    try:
+        names = tool_names(conn)
+        if cell["list"]:
+            check(tool in names, "SSH-ACL-001", f"phase {phase}, role {role}: {tool} not listed (listed: {names})")
+        if cell["call"]:
+            tool_output(conn.call_tool(tool, {"path": "notes/alpha.md"}), "SSH-ACL-001")
+    finally:
+        conn.close()
+
+
+# --- input ---------------------------------------------------------------------------
+
+@pytest.mark.req("SSH-IN-001")
+@pytest.mark.parametrize("arguments", [{}, {"path": 918273645}, {"path": None}, {"path": ["notes/alpha.md"]},
+                                       {"path": {"p": "notes/alpha.md"}}, {"path": True}],
+                         ids=["missing", "number", "null", "list", "object", "bool"])
+def test_a_missing_or_non_string_path_is_invalid_path_without_a_read(server, client, contract_fixture,
+                                                                       profile, arguments):
+    response, requests = capture(contract_fixture, lambda: server.call_tool(TOOL, arguments))
+    body = envelope(response, profile.error_validator(), "SSH-IN-001", f"arguments {short(arguments)}")
+    check(body["error"] == INVALID_PATH, "SSH-IN-001", f"expected the error {INVALID_PATH!r}, got {short(body['error'])}")
+    check(not requests, "SSH-IN-001", f"{len(requests)} upstream request(s) for invalid input")
+    no_probe_in(response, {"received value": "918273645"}, "SSH-IN-001", "non-string path")
+
+
+@pytest.mark.req("SSH-IN-004")
+@pytest.mark.parametrize("variant,expected", [
+    ("  notes/alpha.md  ", "notes/alpha.md"), ("\tnotes/alpha.md\n", "notes/alpha.md"),
+    ("notes\\alpha.md", "notes/alpha.md"), ("notes//alpha.md", "notes/alpha.md"),
+    ("notes/alpha.md/", "notes/alpha.md"), ("notes\\\\deep//nested\\gamma-note.md", "notes/deep/nested/gamma-note.md"),
+])
+def test_accepted_paths_are_normalized_before_the_read(server, client, contract_fixture, variant, expected):
+    response, requests = capture(contract_fixture, lambda: server.call_tool(TOOL, {"path": variant}))
+    read = one_read(requests, "SSH-IN-004", f"path {variant!r}")
+    check(read_path(read) == expected, "SSH-IN-004", f"path {variant!r} was read as {read_path(read)!r}, not {expected!r}")
+    out = tool_output(response, "SSH-IN-004")
+    check(out["path"] == expected, "SSH-IN-004", f"output path {out['path']!r} for {variant!r}")
+
+
+@pytest.mark.req("SSH-IN-004")
+@pytest.mark.parametrize("name", ["with space.md", "ünïcödé-日本.md", "hash#tag.md", "what?.md", "100%.md",
+                                  "a+b&c=d.md", "semi;colon,comma.md", "quote'(paren)!*.md", "tilde~dash-_.md"])
+def test_the_read_path_is_encoded_as_one_uri_component(server, client, contract_fixture, name):
+    path = f"encoding/{name}"
+    contract_fixture.put(path, f"# Encoded {name}\n")
+    response, requests = capture(contract_fixture, lambda: server.call_tool(TOOL, {"path": path}))
+    read = one_read(requests, "SSH-IN-004", f"path {path!r}")
+    check(read.path.startswith(NOTES_PREFIX), "SSH-IN-004", f"read {short(read.path)} is not under {NOTES_PREFIX}")
+    segment = read.path[len(NOTES_PREFIX):]
+    check("/" not in segment and encoded_component_ok(segment), "SSH-IN-004",
+          f"{path!r} is not sent as encodeURIComponent(path): {short(segment)}")
+    check(read_path(read) == path, "SSH-IN-004", f"{path!r} was read as {read_path(read)!r}")
+    tool_output(response, "SSH-IN-004")
+
+
+# --- the upstream request ------------------------------------------------------------
+
+@pytest.mark.req("SSH-UP-001")
+def test_a_valid_call_is_exactly_one_get_of_the_note(server, client, contract_fixture):
+    for path in contract_fixture.notes[:8]:
+        _, requests = capture(contract_fixture, lambda: server.call_tool(TOOL, {"path": path}))
+        read = one_read(requests, "SSH-UP-001", path)
+        check(read.method == "GET", "SSH-UP-001", f"{path}: upstream method {read.method}")
+        check(read_path(read) == path, "SSH-UP-001", f"{path}: read {short(read.path)}")
+        check(read.query == "" and read.body == b"", "SSH-UP-001", f"{path}: query or body sent upstream")
+
+
+def _listed_one_note_tools(conn, profile) -> list[str]:
+    names = tool_names(conn)
+    return [t for t in [TOOL, *profile.adjacent_tools] if t in names]
+
+
+@pytest.mark.req("SSH-UP-002")
+def test_the_read_carries_the_sessions_token_vault_and_json_headers(server, client, contract_fixture, profile):
+    fx = contract_fixture
+    for tool in _listed_one_note_tools(server, profile):
+        _, requests = capture(fx, lambda: server.call_tool(tool, {"path": "notes/alpha.md"}))
+        headers = one_read(requests, "SSH-UP-002", tool).headers
+        check(headers.get("authorization") == f"Bearer {fx.default_token}", "SSH-UP-002",
+              f"{tool}: Authorization is not the session's bearer token")
+        check(headers.get("x-vault-id") == fx.vault_id, "SSH-UP-002",
+              f"{tool}: X-Vault-Id is {short(headers.get('x-vault-id'))}, not the session's vault")
+        check("application/json" in headers.get("accept", ""), "SSH-UP-002",
+              f"{tool}: Accept is {short(headers.get('accept'))}")
+        check(headers.get("content-type", "").split(";")[0].strip() == "application/json", "SSH-UP-002",
+              f"{tool}: Content-Type is {short(headers.get('content-type'))}")
+
+
+@pytest.mark.req("SSH-UP-003")
+def test_x_user_id_is_the_canister_user_else_the_user(server, client, servers, contract_fixture, profile):
+    fx = contract_fixture
+    for canister_user, expected in ((fx.canister_user, fx.canister_user), (None, fx.user)):
+        conn = open_session(servers, server, fx, fx.token("viewer", canister_user=canister_user), req="SSH-UP-003")
+        try:
+            for tool in _listed_one_note_tools(conn, profile):
+                _, requests = capture(fx, lambda: conn.call_tool(tool, {"path": "notes/alpha.md"}))
+                got = one_read(requests, "SSH-UP-003", tool).headers.get("x-user-id")
+                which = "with" if canister_user else "without"
+                check(got == expected, "SSH-UP-003",
+                      f"{tool}, session {which} a canister user: X-User-Id is "
+                      f"{'the actor user id' if got == fx.user else short(got)}, expected "
+                      f"{'the canister user id' if canister_user else 'the user id'}")
+        finally:
+            conn.close()
+
+
+@pytest.mark.req("SSH-UP-004")
+def test_x_gateway_auth_is_sent_when_configured_and_only_then(server, client, servers, contract_fixture, profile):
+    fx = contract_fixture
+    _, requests = capture(fx, lambda: server.call_tool(TOOL, {"path": "notes/alpha.md"}))
+    got = one_read(requests, "SSH-UP-004", "configured").headers.get("x-gateway-auth")
+    if fx.gateway_secret:
+        check(got == fx.gateway_secret, "SSH-UP-004", "X-Gateway-Auth is not the configured secret"
+              if got else "X-Gateway-Auth is missing although a gateway secret is configured")
+    else:
+        check(got is None, "SSH-UP-004", "X-Gateway-Auth sent although none is configured")
+    if not servers.can_restart:
+        return
+    bare = servers.start(fx, extra={"gateway_secret": ""})
+    try:
+        check("result" in bare.initialize(), "SSH-UP-004", "a server without a gateway secret did not initialize")
+        _, requests = capture(fx, lambda: bare.call_tool(TOOL, {"path": "notes/alpha.md"}))
+        headers = one_read(requests, "SSH-UP-004", "not configured").headers
+        check("x-gateway-auth" not in headers, "SSH-UP-004", "X-Gateway-Auth sent although none is configured")
+    finally:
+        bare.close(timeout=3)
+
+
+# --- output --------------------------------------------------------------------------
+
+@pytest.mark.req("SSH-OUT-002")
+@pytest.mark.parametrize("vector", VECTORS, ids=[v["id"] for v in VECTORS])
+def test_output_equals_the_golden_vector(client, profile, vector):
+    out = tool_output(client.call_tool(TOOL, {"path": vector["path"]}), "SSH-OUT-002")
+    check_vector(out, vector, profile.output_validator(TOOL), "SSH-OUT-002")
+
+
+@pytest.mark.req("SSH-OUT-003")
+@pytest.mark.parametrize("mode", ["normal", "foreign-path", "absolute-path"])
+@pytest.mark.parametrize("variant,expected", [("notes/alpha.md", "notes/alpha.md"),
+                                              (" notes\\\\alpha.md ", "notes/alpha.md")])
+def test_the_output_path_is_the_normalized_request_path(server, client, contract_fixture, mode, variant, expected):
+    fx = contract_fixture
+    fx.upstream.respond_with(mode, for_path=expected)
+    try:
+        out = tool_output(server.call_tool(TOOL, {"path": variant}), "SSH-OUT-003")
+    finally:
+        fx.upstream.respond_with("normal", for_path=expected)
+    check(out["path"] == expected, "SSH-OUT-003",
+          f"canister mode {mode}: output path {short(out['path'])} is not the normalized request path")
+
+
+# --- errors --------------------------------------------------------------------------
+
+@pytest.mark.req("SSH-ERR-001")
+def test_a_missing_note_is_an_upstream_error_envelope(server, client, contract_fixture, profile):
+    response, requests = capture(contract_fixture, lambda: server.call_tool(TOOL, {"path": "inbox/missing-7f3a.md"}))
+    one_read(requests, "SSH-ERR-001", "missing note")
+    envelope(response, profile.error_validator(), "SSH-ERR-001", "missing note")
+
+
+@pytest.mark.req("SSH-ERR-002")
+@pytest.mark.parametrize("mode", ["401", "403", "500", "timeout", "malformed-json", "raw-body-echo"])
+def test_upstream_failures_are_sanitized_envelopes_and_the_server_keeps_answering(server, client, contract_fixture,
+                                                                                   profile, mode):
+    fx = contract_fixture
+    path = "inbox/example.md"
+    fx.upstream.respond_with(mode, for_path=path)
+    try:
+        response = server.call_tool(TOOL, {"path": path}, timeout=60)
+    finally:
+        fx.upstream.respond_with("normal", for_path=path)
+    envelope(response, profile.error_validator(), "SSH-ERR-002", f"upstream {mode}")
+    tool_output(server.call_tool(TOOL, {"path": path}), "SSH-ERR-002")

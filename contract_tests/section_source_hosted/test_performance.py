@@ -1,0 +1,55 @@
+"""Performance tier: one note read per call whatever the vault's size; no other connections."""
+
+from __future__ import annotations
+
+import pytest
+
+from contract_tests.checks import check
+from contract_tests.harness.system import inet_sockets, needs_proc, own_ports
+from contract_tests.section_source_hosted.common import ROLES, TOOL, capture, profiles_mark, read_path
+
+pytestmark = [profiles_mark, pytest.mark.performance]
+BIG_VAULT_NOTES = 2000
+
+
+@pytest.mark.req("SSH-UP-006")
+def test_every_upstream_request_is_one_note_read_however_big_the_vault(server, client, servers, contract_fixture,
+                                                                       suite):
+    fx = contract_fixture
+    for i in range(BIG_VAULT_NOTES):
+        fx.put(f"bulk/n{i:05d}.md", f"# Bulk {i}\n")
+    paths = [f"bulk/n{i:05d}.md" for i in range(0, BIG_VAULT_NOTES, 100)] + fx.notes[:5]
+
+    def flow():
+        for role in ROLES:
+            conn = servers.session(server, fx, fx.token(role))
+            try:
+                conn.initialize()
+                for path in paths:
+                    conn.call_tool(TOOL, {"path": path})
+            finally:
+                conn.close()
+
+    _, requests = capture(fx, flow)
+    others = sorted({f"{r.method} {r.path[:50]}" for r in requests if read_path(r) is None})
+    check(not others, "SSH-UP-006", f"requests other than one-note reads: {others[:4]}")
+    if suite.phase == "1L":
+        check(len(requests) == len(paths) * len(ROLES), "SSH-UP-006",
+              f"{len(paths) * len(ROLES)} calls made {len(requests)} upstream requests, not one each")
+    else:
+        check(not requests, "SSH-UP-006", f"phase {suite.phase}: {len(requests)} upstream requests")
+
+
+@needs_proc
+@pytest.mark.req("SSH-UP-007")
+def test_the_server_connects_to_nothing_but_the_canister(server, client, contract_fixture):
+    if server.proc is None:
+        pytest.skip("the suite did not start the server (--server-url)")
+    fx = contract_fixture
+    canister_port = fx.upstream.address[1]
+    seen = []
+    for path in fx.notes[:8]:
+        server.call_tool(TOOL, {"path": path})
+        seen += inet_sockets(server.pid, own_ports(server))
+    strangers = sorted({s for s in seen if int(s.split()[2].rsplit(":", 1)[1], 16) not in (canister_port, 0)})
+    check(not strangers, "SSH-UP-007", f"the server held sockets to other peers: {strangers[:5]}")

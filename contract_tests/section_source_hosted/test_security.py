@@ -1,0 +1,371 @@
+"""Security tier: bad tokens, unknown roles, hidden surfaces, input and path rules, leaks, logs."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from contract_tests.checks import check, envelope, error_texts, fail, keys_of, schema_errors, short, tool_output
+from contract_tests.harness import canaries
+from contract_tests.harness.corpus import attack_path
+from contract_tests.harness.stdio import CLIENT_INFO, NoResponse, ServerGone
+from contract_tests.harness.vault import PROMPT_INJECTION_HEADINGS
+from contract_tests.section_source.common import attacks, blocked, blocked_tools, forbidden
+from contract_tests.section_source_hosted.common import (
+    INVALID_PATH, ROLES, TOOL, UNKNOWN_ROLES, capture, error_message, failed, no_probe_in, one_read, open_session,
+    profiles_mark, read_path, seed_normalize, tool_names)
+
+pytestmark = [profiles_mark, pytest.mark.security]
+
+FUZZ = settings(max_examples=80, deadline=None, derandomize=True,
+                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+BAD_TOKENS = ("malformed", "wrong_signature", "unsigned", "expired", "not-a-jwt", "empty")
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+INIT = {"jsonrpc": "2.0", "id": "rc-auth-1", "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": CLIENT_INFO}}
+ALLOWED_X = {"x-vault-id", "x-user-id", "x-gateway-auth"}
+
+
+def _bad_token(fx, kind: str) -> str:
+    from contract_tests.harness import tokens
+    if kind == "malformed":
+        return tokens.malformed()
+    if kind == "not-a-jwt":
+        return "rc-not-a-jwt-token"
+    if kind == "empty":
+        return ""
+    return fx.token("admin", kind=kind)
+
+
+# --- sessions ------------------------------------------------------------------------
+
+@pytest.mark.req("SSH-AUTH-002")
+@pytest.mark.parametrize("kind", BAD_TOKENS)
+def test_a_bad_token_gets_401_on_initialize_and_on_a_session(server, client, contract_fixture, kind):
+    fx = contract_fixture
+    token = _bad_token(fx, kind)
+    headers = {**MCP_HEADERS, "Authorization": f"Bearer {token}".rstrip()}
+    response = httpx.post(server.url, json=INIT, headers=headers, timeout=15)
+    check(response.status_code == 401, "SSH-AUTH-002", f"{kind} token: initialize got HTTP {response.status_code}")
+    check('"result"' not in response.text, "SSH-AUTH-002", f"{kind} token: initialize got a result")
+    session = {**server.headers({"method": "tools/list"}), "Authorization": f"Bearer {token}".rstrip()}
+    listed = httpx.post(server.url, json={"jsonrpc": "2.0", "id": "rc-auth-3", "method": "tools/list", "params": {}},
+                        headers=session, timeout=15)
+    check(listed.status_code == 401, "SSH-AUTH-002",
+          f"{kind} token on an established session: tools/list got HTTP {listed.status_code}")
+    check('"tools"' not in listed.text, "SSH-AUTH-002", f"{kind} token: got a tool list")
+
+
+# --- ACL -----------------------------------------------------------------------------
+
+def _listing(servers, server, fx, token, req):
+    conn = open_session(servers, server, fx, token, req=req)
+    try:
+        return set(tool_names(conn)), conn
+    except Exception:
+        conn.close()
+        raise
+
+
+@pytest.mark.req("SSH-ACL-002")
+@pytest.mark.parametrize("role", [*UNKNOWN_ROLES, None], ids=[*UNKNOWN_ROLES, "no-role-claim"])
+def test_an_unknown_role_never_gets_more_than_viewer(server, client, servers, contract_fixture, suite, role):
+    fx = contract_fixture
+    viewer, vconn = _listing(servers, server, fx, fx.token("viewer"), "SSH-ACL-002")
+    vconn.close()
+    names, conn = _listing(servers, server, fx, fx.token(role), "SSH-ACL-002")
+    try:
+        extra = sorted(names - viewer)
+        check(not extra, "SSH-ACL-002", f"role {role!r} lists tools viewer does not: {extra}")
+        for tool in sorted(({TOOL} | set(extra)) - viewer):
+            response, requests = capture(fx, lambda: conn.call_tool(tool, {"path": "notes/alpha.md"}))
+            check(failed(response), "SSH-ACL-002", f"role {role!r} called {tool}, which viewer cannot, in {suite.phase}")
+            check(not requests, "SSH-ACL-002", f"role {role!r}: a call viewer cannot make reached the canister")
+    finally:
+        conn.close()
+
+
+_RESOURCE_REQ = "SSH-ACL-005"
+
+
+@pytest.mark.req("SSH-ACL-005")
+@pytest.mark.parametrize("role", [*ROLES, UNKNOWN_ROLES[0]])
+def test_no_resource_or_prompt_exposes_section_source(server, client, servers, contract_fixture, role):
+    fx = contract_fixture
+    conn = servers.session(server, fx, fx.token(role))
+    try:
+        init = conn.initialize()
+        check("result" in init, _RESOURCE_REQ, f"role {role}: no session")
+        caps = init["result"].get("capabilities", {})
+        policy = blocked()
+        patterns = policy["resources"]["forbidden_patterns"]
+        if "resources" in caps:
+            for method, key in (("resources/list", "resources"), ("resources/templates/list", "resourceTemplates")):
+                listed = conn.request(method, {}).get("result", {}).get(key, [])
+                for item in listed:
+                    text = " ".join(str(item.get(k, "")) for k in ("uri", "uriTemplate", "name", "description"))
+                    hits = [p for p in patterns if re.search(p, text, re.IGNORECASE)]
+                    check(not hits, _RESOURCE_REQ, f"role {role}: {method} lists {short(text)} ({hits})")
+        for uri in policy["resources"]["probe_uris"]:
+            response, requests = capture(fx, lambda: conn.request("resources/read", {"uri": uri}))
+            check("result" not in response or not response["result"].get("contents"), _RESOURCE_REQ,
+                  f"role {role}: guessed resource {uri} was readable")
+            check(not requests, _RESOURCE_REQ, f"role {role}: reading {uri} reached the canister")
+        if "prompts" in caps:
+            for prompt in conn.request("prompts/list", {}).get("result", {}).get("prompts", []):
+                text = f"{prompt.get('name', '')} {prompt.get('description', '')}"
+                hits = [p for p in policy["prompts"]["forbidden_patterns"] if re.search(p, text, re.IGNORECASE)]
+                check(not hits, _RESOURCE_REQ, f"role {role}: prompt {prompt.get('name')} matches {hits}")
+    finally:
+        conn.close()
+
+
+@pytest.mark.req("SSH-BLK-001")
+@pytest.mark.parametrize("role", [*ROLES, UNKNOWN_ROLES[0]])
+def test_no_role_is_offered_a_blocked_tool(server, client, servers, contract_fixture, profile, role):
+    names, conn = _listing(servers, server, contract_fixture, contract_fixture.token(role), "SSH-BLK-001")
+    conn.close()
+    problems = blocked_tools(names, profile)
+    check(not problems, "SSH-BLK-001", f"role {role}: " + "; ".join(problems))
+
+
+# --- input and paths (1L) -------------------------------------------------------------
+
+HOSTED_ARGUMENTS = [
+    {"path": "notes/alpha.md", "vault_id": "vault-other"}, {"path": "notes/alpha.md", "vaultId": "vault-other"},
+    {"path": "notes/alpha.md", "user_id": "someone"}, {"path": "notes/alpha.md", "userId": "someone"},
+    {"path": "notes/alpha.md", "canister_user_id": "someone"}, {"path": "notes/alpha.md", "role": "admin"},
+    {"path": "notes/alpha.md", "line_range": [1, 3]}, {"path": "notes/alpha.md", "byte_offset": 0},
+    {"path": "notes/alpha.md", "provider": "openai"}, {"path": "notes/alpha.md", "resource": "note://x"},
+]
+
+
+def _argument_params():
+    out = [pytest.param(e["arguments"], id=e["id"]) for e in attacks()["arguments"]]
+    out += [pytest.param(a, id="hosted-" + "-".join(k for k in a if k != "path")) for a in HOSTED_ARGUMENTS]
+    return out
+
+
+@pytest.mark.req("SSH-IN-002")
+@pytest.mark.parametrize("arguments", _argument_params())
+def test_extra_or_malformed_arguments_fail_without_a_read(server, client, contract_fixture, arguments):
+    response, requests = capture(contract_fixture, lambda: server.call_tool(TOOL, arguments))
+    error_texts(response, "SSH-IN-002", f"arguments {short(arguments)}")
+    check(not requests, "SSH-IN-002", f"arguments {short(arguments)}: {len(requests)} upstream request(s)")
+
+
+def _no_echo_probes(entry, path: str) -> list[str]:
+    probes = list(entry.get("no_echo", []))
+    if len(path.strip()) >= 6:
+        probes.append(path)
+    return probes
+
+
+def _texts_of(response) -> list[str]:
+    texts = error_texts(response, "SSH-IN-005", "rejected path")
+    decoded = list(texts)
+    for text in texts:
+        try:
+            value = json.loads(text)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            decoded += [str(v) for v in value.values()]
+    return decoded
+
+
+EXTRA_UNSAFE = ["", "   ", "\t\n", "/etc/passwd", "/notes/alpha.md", "C:/Users/name/private.md", "c:\\Users\\x.md",
+                "\\\\server\\share\\note.md", "notes/../notes/alpha.md", "notes\\..\\alpha.md", "..", "a/b/../../c.md",
+                "//notes/alpha.md", " /notes/alpha.md"]
+
+
+def _corpus():
+    fx_free = []
+    for entry in attacks()["paths"]:
+        fx_free.append(pytest.param(entry, id=entry["id"]))
+    for i, path in enumerate(EXTRA_UNSAFE):
+        fx_free.append(pytest.param({"id": f"hosted-{i}", "path": path, "category": "hosted"}, id=f"hosted-{i}"))
+    return fx_free
+
+
+@pytest.mark.req("SSH-IN-003", "SSH-IN-005")
+@pytest.mark.parametrize("entry", _corpus())
+def test_unsafe_paths_are_rejected_before_any_read_and_never_echoed(server, client, contract_fixture, profile, entry):
+    fx = contract_fixture
+    path = attack_path(entry, fx.corpus_placeholders())
+    must_reject, reads = seed_normalize(path)
+    try:
+        response, requests = capture(fx, lambda: server.call_tool(TOOL, {"path": path}))
+    except (NoResponse, ServerGone) as exc:
+        fail("SSH-IN-005", f"attack {entry['id']}: the server stopped answering ({exc})")
+    if must_reject:
+        check(not requests, "SSH-IN-003", f"attack {entry['id']}: {len(requests)} upstream request(s) for a path "
+              "the seed rejects")
+        body = envelope(response, profile.error_validator(), "SSH-IN-003", f"attack {entry['id']}")
+        check(body["error"] == INVALID_PATH, "SSH-IN-003",
+              f"attack {entry['id']}: expected {INVALID_PATH!r}, got {short(body['error'])}")
+    elif requests:
+        read = one_read(requests, "SSH-IN-005", f"attack {entry['id']}")
+        check(read_path(read) in reads, "SSH-IN-005",
+              f"attack {entry['id']}: read a path the seed's normalization does not give")
+    if failed(response):
+        for probe in _no_echo_probes(entry, path):
+            if any(probe in text for text in _texts_of(response)):
+                fail("SSH-IN-003" if must_reject else "SSH-IN-005",
+                     f"attack {entry['id']}: the error echoes the requested path")
+
+
+SEGMENTS = st.sampled_from(["..", ".", "", "notes", "alpha.md", "inbox", "example.md", "%2e%2e", "\\", "C:", "~",
+                            "\x00", " ", "．．", "a b", "#", "?x=1", "é"])
+
+
+@pytest.mark.req("SSH-IN-005")
+def test_generated_paths_are_rejected_or_read_exactly_as_normalized(server, client, contract_fixture):
+    fx = contract_fixture
+
+    @FUZZ
+    @given(st.lists(SEGMENTS, min_size=1, max_size=7), st.sampled_from(["/", "\\"]), st.booleans())
+    @example(["..", "notes", "alpha.md"], "/", False)
+    @example(["notes", "", "alpha.md"], "\\", False)
+    @example(["C:", "notes", "alpha.md"], "\\", False)
+    def probe(parts, sep, leading):
+        path = (sep if leading else "") + sep.join(parts)
+        must_reject, reads = seed_normalize(path)
+        try:
+            response, requests = capture(fx, lambda: server.call_tool(TOOL, {"path": path}))
+        except (NoResponse, ServerGone) as exc:
+            fail("SSH-IN-005", f"server stopped answering on a generated path ({exc})")
+        if must_reject or not requests:
+            check(not requests, "SSH-IN-005", f"generated path {path!r}: read although the seed rejects it")
+            check(failed(response), "SSH-IN-005", f"generated path {path!r}: a result without any read")
+            return
+        read = one_read(requests, "SSH-IN-005", f"generated path {path!r}")
+        check(read_path(read) in reads, "SSH-IN-005",
+              f"generated path {path!r} read as {read_path(read)!r}, expected one of {sorted(reads)}")
+
+    probe()
+
+
+# --- upstream request -----------------------------------------------------------------
+
+@pytest.mark.req("SSH-UP-005")
+def test_nothing_but_the_note_read_is_forwarded(server, client, contract_fixture):
+    for path in contract_fixture.notes[:6]:
+        _, requests = capture(contract_fixture, lambda: server.call_tool(TOOL, {"path": path}))
+        read = one_read(requests, "SSH-UP-005", path)
+        check(read.query == "", "SSH-UP-005", f"{path}: a query string was forwarded: {short(read.query)}")
+        check(read.body == b"", "SSH-UP-005", f"{path}: a request body was forwarded ({len(read.body)} bytes)")
+        extra = sorted(h for h in read.headers if (h.startswith("x-") or h.startswith("mcp-")) and h not in ALLOWED_X)
+        check(not extra, "SSH-UP-005", f"{path}: extra headers forwarded upstream: {extra}")
+
+
+# --- output and errors ----------------------------------------------------------------
+
+@pytest.mark.req("SSH-OUT-004")
+def test_no_excluded_field_appears_in_any_result(client, contract_fixture, profile):
+    banned = set(forbidden()["forbidden_keys"])
+    for path in contract_fixture.notes:
+        out = tool_output(client.call_tool(TOOL, {"path": path}), "SSH-OUT-004")
+        keys = keys_of(out) & banned
+        check(not keys, "SSH-OUT-004", f"{path}: excluded fields {sorted(keys)}")
+        errors = schema_errors(profile.output_validator(TOOL), out)
+        check(not errors, "SSH-OUT-004", f"{path}: output violates the allowlist: {errors[:2]}")
+
+
+@pytest.mark.req("SSH-ERR-003")
+@pytest.mark.parametrize("mode", ["404", "401", "403", "500", "malformed-json", "raw-body-echo",
+                                  "foreign-path", "absolute-path"])
+def test_no_upstream_body_header_or_payload_path_comes_back(server, client, contract_fixture, mode):
+    fx = contract_fixture
+    path = "notes/alpha.md"
+    fx.upstream.respond_with(mode, for_path=path)
+    try:
+        response = server.call_tool(TOOL, {"path": path})
+    finally:
+        fx.upstream.respond_with("normal", for_path=path)
+    probes = {"upstream payload marker": fx.canaries["upstream"], "bearer token": fx.default_token,
+              "gateway secret": fx.gateway_secret, "note body": fx.canaries["body"],
+              "frontmatter value": fx.canaries["frontmatter"], "upstream header dump": "x-vault-id:"}
+    no_probe_in(response, probes, "SSH-ERR-003", f"upstream {mode}")
+
+
+@pytest.mark.req("SSH-ERR-004")
+def test_another_vaults_or_users_note_fails_like_a_missing_one(server, client, contract_fixture):
+    fx = contract_fixture
+    outcomes = {}
+    for name, path in (("nowhere", "private/nowhere-7f3a.md"), ("other vault", fx.other_vault_only),
+                       ("other user", fx.other_user_only)):
+        response = server.call_tool(TOOL, {"path": path})
+        check(failed(response), "SSH-ERR-004", f"a note of {name} was readable in this session")
+        result = response.get("result")
+        outcomes[name] = json.dumps(result if result is not None else response.get("error"), sort_keys=True)
+    outcomes = {k: v.replace(fx.other_vault_only, "<P>").replace(fx.other_user_only, "<P>")
+                .replace("private/nowhere-7f3a.md", "<P>") for k, v in outcomes.items()}
+    check(len(set(outcomes.values())) == 1, "SSH-ERR-004",
+          "the error tells a note of another vault or user apart from a missing one: "
+          f"{ {k: error_message({'result': json.loads(v)}) if v.startswith('{') else v for k, v in outcomes.items()} }")
+
+
+# --- leaks and logs -------------------------------------------------------------------
+
+def _exercise(conn, fx, roles_conns=()):
+    """Every note, the failure modes and some attacks, so canaries get every chance to leak."""
+    for path in fx.notes:
+        conn.call_tool(TOOL, {"path": path})
+    for mode in ("404", "401", "500", "malformed-json", "raw-body-echo", "foreign-path", "absolute-path"):
+        fx.upstream.respond_with(mode, for_path="inbox/example.md")
+        try:
+            conn.call_tool(TOOL, {"path": "inbox/example.md"})
+        finally:
+            fx.upstream.respond_with("normal", for_path="inbox/example.md")
+    for entry in attacks()["paths"][:60]:
+        conn.call_tool(TOOL, {"path": attack_path(entry, fx.corpus_placeholders())})
+    conn.call_tool(TOOL, {"path": fx.other_vault_only})
+
+
+SWEEP = {"SSH-SEC-001": ("body", "code", "frontmatter"), "SSH-SEC-002": ("path", "outside"),
+         "SSH-SEC-003": ("bearer", "jwtsecret", "gateway")}
+
+
+@pytest.mark.parametrize("req", [pytest.param(r, marks=pytest.mark.req(r), id=r) for r in SWEEP])
+def test_no_private_content_secret_or_path_in_any_output(server, client, contract_fixture, req):
+    fx = contract_fixture
+    mark = server.transcript.mark()
+    _exercise(server, fx)
+    stdout = server.transcript.since(mark)[0]
+    leaks = canaries.scan_lines(stdout, fx.canaries, "stdout", SWEEP[req])
+    check(not leaks, req, f"output leaked: {leaks[0] if leaks else ''}")
+
+
+@pytest.mark.req("SSH-LOG-001")
+def test_logs_carry_none_of_the_seeds_exclusions(servers, contract_fixture):
+    fx = contract_fixture
+    if not servers.can_restart:
+        pytest.skip("the server's logs are not visible to the suite (--server-url)")
+    srv = servers.start(fx)
+    try:
+        check("result" in srv.initialize(), "SSH-LOG-001", "no session")
+        _exercise(srv, fx)
+    finally:
+        srv.close(timeout=3)
+    classes = ("body", "code", "frontmatter", "path", "outside", "upstream", "bearer", "jwtsecret", "gateway",
+               "heading", "title")
+    leaks = canaries.scan_lines(srv.transcript.stderr, fx.canaries, "stderr", classes)
+    check(not leaks, "SSH-LOG-001", f"a log line leaked: {leaks[0] if leaks else ''}")
+
+
+@pytest.mark.req("SSH-SEC-004")
+def test_prompt_injection_headings_come_back_as_inert_text(server, client, contract_fixture, profile):
+    response, requests = capture(contract_fixture, lambda: server.call_tool(TOOL, {"path": "notes/injection.md"}))
+    out = tool_output(response, "SSH-SEC-004")
+    check(not schema_errors(profile.output_validator(TOOL), out), "SSH-SEC-004", "output violates the allowlist")
+    texts = [s["heading_text"] for s in out["sections"]]
+    check(texts == list(PROMPT_INJECTION_HEADINGS), "SSH-SEC-004", f"headings not returned verbatim: {short(texts)}")
+    check(all(s["body_returned"] is False and s["snippet_returned"] is False for s in out["sections"]),
+          "SSH-SEC-004", "an injection heading changed the body flags")
+    one_read(requests, "SSH-SEC-004", "injection note")

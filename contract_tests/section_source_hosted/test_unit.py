@@ -1,0 +1,49 @@
+"""Unit tier: the hosted tool's declared surface and the output allowlist (phase 1L)."""
+
+from __future__ import annotations
+
+import pytest
+
+from contract_tests.checks import check, schema_errors, tool_output
+from contract_tests.section_source_hosted.common import TOOL, profiles_mark
+
+pytestmark = [profiles_mark, pytest.mark.unit]
+
+SECTION_FIELDS = {"section_id", "heading_id", "level", "heading_path", "heading_text",
+                  "child_section_ids", "body_available", "body_returned", "snippet_returned"}
+TOP_FIELDS = {"schema", "path", "title", "sections", "truncated"}
+
+
+@pytest.fixture(scope="module")
+def tool(client):
+    tools = {t["name"]: t for t in client.list_tools()}
+    check(TOOL in tools, "SSH-TOOL-001", f"{TOOL} is not listed for a viewer in 1L (listed: {sorted(tools)})")
+    return tools[TOOL]
+
+
+@pytest.mark.req("SSH-TOOL-001")
+def test_the_tool_is_listed_with_a_description_and_a_single_string_path(tool):
+    check((tool.get("description") or "").strip(), "SSH-TOOL-001", "the tool has no description")
+    schema = tool.get("inputSchema", {})
+    check("path" in schema.get("required", []), "SSH-TOOL-001", "path is not required")
+    check(schema.get("properties", {}).get("path", {}).get("type") == "string", "SSH-TOOL-001",
+          "path is not declared as a string")
+    extra = sorted(set(schema.get("properties", {})) - {"path"})
+    check(not extra, "SSH-TOOL-001", f"the input schema declares more than path: {extra}")
+    check(schema.get("additionalProperties") is False, "SSH-TOOL-001",
+          "the input schema does not forbid additional properties")
+
+
+@pytest.mark.req("SSH-OUT-001")
+def test_every_result_is_exactly_body_free_section_source_v0(client, contract_fixture, profile, tool):
+    validator = profile.output_validator(TOOL)
+    for path in contract_fixture.notes:
+        out = tool_output(client.call_tool(TOOL, {"path": path}), "SSH-OUT-001")
+        errors = schema_errors(validator, out)
+        check(not errors, "SSH-OUT-001", f"{path}: output violates the allowlist: {errors[:3]}")
+        check(set(out) == TOP_FIELDS, "SSH-OUT-001", f"{path}: top-level fields {sorted(out)}")
+        check(out["schema"] == "knowtation.section_source/v0", "SSH-OUT-001", f"{path}: schema {out['schema']!r}")
+        for section in out["sections"]:
+            check(set(section) == SECTION_FIELDS, "SSH-OUT-001", f"{path}: section fields {sorted(section)}")
+            check(section["body_returned"] is False and section["snippet_returned"] is False, "SSH-OUT-001",
+                  f"{path}: body_returned/snippet_returned not false")

@@ -1,0 +1,1 @@
+"""Reference Streamable HTTP server for the section-source-hosted profile (seed 001)."""

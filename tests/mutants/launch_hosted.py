@@ -1,0 +1,155 @@
+"""Start the hosted reference with one deliberate defect:
+`python launch_hosted.py MUTANT [server args]` (secrets from RC_JWT_SECRET / RC_GATEWAY_SECRET).
+
+Each mutant patches one module-level function or table of reference.section_source_hosted
+from the outside, then runs the server's main as usual.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+
+import jwt
+from mcp.server.transport_security import TransportSecuritySettings
+
+from reference.section_source.tools import outline_of
+from reference.section_source_hosted import acl, auth, paths, server, tools, upstream
+
+
+def _patch_headers(change):
+    original = upstream.note_headers
+
+    def headers(session, settings):
+        out = original(session, settings)
+        change(out)
+        return out
+    upstream.note_headers = headers
+
+
+def _wrap_tool(name, wrapper):
+    description, original = tools.TOOLS[name]
+    tools.TOOLS[name] = (description, wrapper(original))
+
+
+def hosted_gateway_header_missing():
+    _patch_headers(lambda headers: headers.pop("X-Gateway-Auth", None))
+
+
+def hosted_wrong_vault_header():
+    _patch_headers(lambda headers: headers.update({"X-Vault-Id": "default"}))
+
+
+def hosted_actor_user_id():
+    upstream.effective_user_id = lambda session: session.user_id
+
+
+def hosted_fetch_before_validation():
+    """Reads the raw request path upstream first, then validates as usual."""
+    def wrapper(original):
+        async def eager(call, arguments):
+            raw = (arguments or {}).get("path")
+            if isinstance(raw, str):
+                try:
+                    await upstream.get(upstream.note_url(call.settings.canister_url, raw),
+                                       upstream.note_headers(call.session, call.settings))
+                except upstream.ToolFailure:
+                    pass
+            return await original(call, arguments)
+        return eager
+    _wrap_tool("get_section_source", wrapper)
+
+
+def hosted_raw_upstream_body():
+    def check(reply):
+        if reply.status != 200:
+            raise upstream.ToolFailure("upstream_status",
+                                       f"Upstream {reply.status}: {reply.body.decode('utf-8', 'replace')}",
+                                       upstream.status_class(reply.status))
+    upstream.check_status = check
+
+
+def hosted_unknown_role_gets_editor():
+    """Editor gets a second (body-free) tool, and unknown roles resolve to editor."""
+    async def get_note_outline(call, arguments):
+        path = tools.request_path(arguments)
+        return outline_of(tools.derive(path, await upstream.read_note(call.session, call.settings, path)))
+
+    tools.TOOLS["get_note_outline"] = ("Return the flat heading outline of one note. Body-free.",
+                                       get_note_outline)
+    acl.ROLE_TOOLS["1L"]["editor"] = acl.ROLE_TOOLS["1L"]["editor"] | {"get_note_outline"}
+    acl.FALLBACK_ROLE = "editor"
+
+
+def hosted_token_logged():
+    original = tools.run
+
+    async def run(name, call, arguments):
+        outcome = await original(name, call, arguments)
+        return dataclasses.replace(outcome, fields={**outcome.fields, "token": call.session.token})
+    tools.run = run
+
+
+def hosted_cross_session_state():
+    """Outputs memoised by normalised path only: across vaults, users and upstream edits."""
+    cache = {}
+
+    def wrapper(original):
+        async def cached(call, arguments):
+            try:
+                key = paths.normalize_path((arguments or {}).get("path"))
+            except paths.InvalidPath:
+                return await original(call, arguments)
+            if key not in cache:
+                cache[key] = await original(call, arguments)
+            return cache[key]
+        return cached
+    _wrap_tool("get_section_source", wrapper)
+
+
+def hosted_list_scan():
+    original = upstream.read_note
+
+    async def read(session, settings, path):
+        await upstream.get(settings.canister_url + upstream.NOTES_PATH, upstream.note_headers(session, settings))
+        return await original(session, settings, path)
+    upstream.read_note = read
+
+
+def hosted_foreign_origin():
+    server.transport_security = lambda host: TransportSecuritySettings(enable_dns_rebinding_protection=False)
+
+
+def hosted_tool_in_1k():
+    acl.ROLE_TOOLS["1K"] = {role: frozenset({"get_section_source"}) for role in acl.ROLES}
+
+
+def hosted_canister_path_used():
+    original = tools.derive
+
+    def derive(path, payload):
+        foreign = payload.get("path")
+        return original(foreign if isinstance(foreign, str) else path, payload)
+    tools.derive = derive
+
+
+def hosted_signature_unchecked():
+    auth.decode_claims = lambda token, secret: jwt.decode(
+        token, options={"verify_signature": False, "verify_exp": True, "require": ["exp"]})
+
+
+def hosted_expired_accepted():
+    auth.decode_claims = lambda token, secret: jwt.decode(
+        token, secret, algorithms=auth.ALGORITHMS, options={"verify_exp": False})
+
+
+MUTANTS = {f.__name__: f for f in (
+    hosted_gateway_header_missing, hosted_wrong_vault_header, hosted_actor_user_id,
+    hosted_fetch_before_validation, hosted_raw_upstream_body, hosted_unknown_role_gets_editor,
+    hosted_token_logged, hosted_cross_session_state, hosted_list_scan, hosted_foreign_origin,
+    hosted_tool_in_1k, hosted_canister_path_used, hosted_signature_unchecked, hosted_expired_accepted)}
+
+
+if __name__ == "__main__":
+    from _dispatch import run
+    sys.exit(run("launch_hosted.py", MUTANTS, server.main))
