@@ -49,6 +49,7 @@ CAUGHT_BY = {
     "hosted_raw_upstream_body": ["SSH-ERR-003"],
     "hosted_unknown_role_gets_editor": ["SSH-ACL-002"],
     "hosted_token_logged": ["SSH-LOG-001"],
+    "hosted_path_logged": ["SSH-LOG-002"],
     "hosted_cross_session_state": ["SSH-STR-003", "SSH-DI-002"],
     "hosted_list_scan": ["SSH-UP-001", "SSH-UP-006"],
     "hosted_foreign_origin": ["MCP-HTTP-004"],

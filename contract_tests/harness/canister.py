@@ -8,8 +8,9 @@ with the wrong vault or user header, or mixes sessions, shows a canary it must n
 Canary classes: the vault fixture's (body, code, frontmatter, outside, path, title) plus
 `heading` (heading text: fine in results, never in logs), `upstream` (the double's payload
 marker, present in every failure body), `bearer` (the default session token's signature),
-`jwtsecret` and `gateway` (the two secrets the server is given). All are lower case, as the
-scanner expects.
+`jwtsecret` and `gateway` (the two secrets the server is given), and the identifiers a log may
+not carry: `notepath` (a segment of a valid note's path), `vaultid`, `userid` and
+`canisteruser` (the default session's ids). All are lower case, as the scanner expects.
 """
 
 from __future__ import annotations
@@ -95,14 +96,16 @@ def build_canister(base: Path, vectors: list[dict[str, Any]], limits: dict[str, 
     c["heading"] = f"rcheading{secrets.token_hex(6)}"
     c["jwtsecret"] = f"rcjwtsecret{secrets.token_hex(16)}"
     c["gateway"] = f"rcgateway{secrets.token_hex(12)}"
+    for cls in ("notepath", "vaultid", "userid", "canisteruser"):  # identifiers logs may not carry
+        c[cls] = f"rc{cls}{secrets.token_hex(6)}"
     double = UpstreamDouble(port=port, timeout_delay_s=float(limits.get("upstream_hold_s", 3))).start()
     c["upstream"] = double.payload_marker().lower()
     fx = CanisterFixture(
         root=source.root, canaries=c, upstream=double,
         jwt_secret=jwt_secret or c["jwtsecret"],
         gateway_secret=c["gateway"] if gateway_secret is None else gateway_secret,
-        vault_id=f"vault-{secrets.token_hex(4)}", other_vault_id=f"vault-other-{secrets.token_hex(4)}",
-        user=f"user-{secrets.token_hex(4)}", canister_user=f"canister-user-{secrets.token_hex(4)}")
+        vault_id=c["vaultid"], other_vault_id=f"vault-other-{secrets.token_hex(4)}",
+        user=c["userid"], canister_user=c["canisteruser"])
     if jwt_secret:
         c["jwtsecret"] = jwt_secret.lower()
     if gateway_secret:
@@ -125,6 +128,10 @@ def build_canister(base: Path, vectors: list[dict[str, Any]], limits: dict[str, 
                           f"## Sub heading {c['heading']}\n\nmore {c['body']}\n")
     fx.put(headings, fx.texts[headings])
     fx.notes.append(headings)
+    named = f"notes/{c['notepath']}/leaf.md"  # a valid request path a log may not carry
+    fx.texts[named] = "# Leaf\n\n## Twig\n"
+    fx.put(named, fx.texts[named])
+    fx.notes.append(named)
 
     outside = f"# Outside {c['outside']}\n\n{c['outside']} belongs to someone else\n"
     fx.put(fx.other_vault_only, outside, vault_id=fx.other_vault_id)

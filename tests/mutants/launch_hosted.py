@@ -90,6 +90,20 @@ def hosted_token_logged():
     tools.run = run
 
 
+def hosted_path_logged():
+    """An 'audit' log line with the note path and the session's vault and user: not on the allowed list."""
+    original = tools.run
+
+    async def run(name, call, arguments):
+        outcome = await original(name, call, arguments)
+        path = arguments.get("path") if isinstance(arguments, dict) and isinstance(arguments.get("path"), str) else ""
+        fields = {**outcome.fields, "vault": call.session.vault_id, "user": call.session.user_id}
+        if outcome.outcome == "ok":
+            fields["path"] = path
+        return dataclasses.replace(outcome, fields=fields)
+    tools.run = run
+
+
 def hosted_cross_session_state():
     """Outputs memoised by normalised path only: across vaults, users and upstream edits."""
     cache = {}
@@ -146,7 +160,7 @@ def hosted_expired_accepted():
 MUTANTS = {f.__name__: f for f in (
     hosted_gateway_header_missing, hosted_wrong_vault_header, hosted_actor_user_id,
     hosted_fetch_before_validation, hosted_raw_upstream_body, hosted_unknown_role_gets_editor,
-    hosted_token_logged, hosted_cross_session_state, hosted_list_scan, hosted_foreign_origin,
+    hosted_token_logged, hosted_path_logged, hosted_cross_session_state, hosted_list_scan, hosted_foreign_origin,
     hosted_tool_in_1k, hosted_canister_path_used, hosted_signature_unchecked, hosted_expired_accepted)}
 
 
