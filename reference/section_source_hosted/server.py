@@ -25,6 +25,8 @@ from . import acl, auth, tools
 from .config import PROG, ConfigError, Settings, load_settings, parse_args
 
 log = logging.getLogger("rc.hosted")
+# Sessions with Mcp-Session-Id (the SDK's default); stateless serving conforms too.
+STATELESS_HTTP = False
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "::1")
 UNKNOWN_TOOL = "Unknown tool"
 
@@ -47,6 +49,11 @@ def log_call(name: str, outcome: tools.Outcome, elapsed_ms: float) -> None:
              name, outcome.outcome, outcome.upstream, round(elapsed_ms), extra)
 
 
+def refuse_tool() -> types.CallToolResult:
+    """A tool this session may not use answers exactly like a tool that does not exist."""
+    raise MCPError(code=types.INVALID_PARAMS, message=UNKNOWN_TOOL)
+
+
 def _allowed(session: auth.SessionContext | None, name: str, phase: str) -> bool:
     return session is not None and name in tools.TOOLS and acl.is_tool_allowed(name, session.role, phase)
 
@@ -63,7 +70,7 @@ def build_server(settings: Settings) -> Server:
         session = auth.session_of(ctx)
         if not _allowed(session, params.name, settings.phase):
             log.info("tool=unknown outcome=unknown_tool upstream=none elapsed_ms=0")
-            raise MCPError(code=types.INVALID_PARAMS, message=UNKNOWN_TOOL)
+            return refuse_tool()
         started = time.perf_counter()
         outcome = await tools.run(params.name, tools.Call(session, settings), params.arguments)
         log_call(params.name, outcome, (time.perf_counter() - started) * 1000)
@@ -74,7 +81,8 @@ def build_server(settings: Settings) -> Server:
 
 def build_app(settings: Settings, host: str) -> ASGIApp:
     security = transport_security(host)
-    app = build_server(settings).streamable_http_app(host=host, transport_security=security)
+    app = build_server(settings).streamable_http_app(host=host, transport_security=security,
+                                                     stateless_http=STATELESS_HTTP)
     return auth.BearerGate(app, settings.jwt_secret, security)
 
 

@@ -8,9 +8,12 @@ from the outside, then runs the server's main as usual.
 from __future__ import annotations
 
 import dataclasses
+import re
 import sys
+import urllib.parse
 
 import jwt
+import mcp_types as types
 from mcp.server.transport_security import TransportSecuritySettings
 
 from reference.section_source.tools import outline_of
@@ -157,11 +160,61 @@ def hosted_expired_accepted():
         token, secret, algorithms=auth.ALGORITHMS, options={"verify_exp": False})
 
 
+# --- a correct variant: every choice the profile leaves open, taken the other way -----------
+
+def hosted_variant_open_choices():
+    """Not a mutant: a conforming server the suite must pass (tests/test_variants.py).
+
+    - lists an existing adjacent read tool (get_note_outline) to every role in both phases,
+      through the same one-note read and headers;
+    - a denied or unknown tool is an isError result, not a JSON-RPC error;
+    - upstream failures have other wording;
+    - paths: Python's strip, `.` segments dropped, `C:name`, NUL and control characters refused;
+    - `!*'()` percent-encoded too;
+    - stateless Streamable HTTP (no Mcp-Session-Id).
+    """
+    async def get_note_outline(call, arguments):
+        path = tools.request_path(arguments)
+        return outline_of(tools.derive(path, await upstream.read_note(call.session, call.settings, path)))
+
+    tools.TOOLS["get_note_outline"] = ("Return the flat heading outline of one note. Body-free.", get_note_outline)
+    for phase in acl.ROLE_TOOLS:
+        for role in acl.ROLES:
+            acl.ROLE_TOOLS[phase][role] = acl.ROLE_TOOLS[phase][role] | {"get_note_outline"}
+
+    def normalize(raw):
+        if not isinstance(raw, str):
+            raise paths.InvalidPath("bad")
+        text = raw.strip().replace("\\", "/")
+        if re.search(r"[\x00-\x1f\x7f]", text) or not text or text.startswith("/") or re.match(r"^[A-Za-z]:", text):
+            raise paths.InvalidPath("bad")
+        segments = [s for s in text.split("/") if s and s != "."]
+        if not segments or ".." in segments:
+            raise paths.InvalidPath("bad")
+        return "/".join(segments)
+    paths.normalize_path = normalize
+    tools.normalize_path = normalize
+
+    upstream.encode_component = lambda path: urllib.parse.quote(path, safe="-_.~")
+
+    def check(reply):
+        if reply.status != 200:
+            raise upstream.ToolFailure("upstream_status", "The note could not be read", upstream.status_class(reply.status))
+    upstream.check_status = check
+
+    def refuse():
+        body = '{"error": "Unknown tool", "code": "UPSTREAM_ERROR"}'
+        return types.CallToolResult(content=[types.TextContent(type="text", text=body)], is_error=True)
+    server.refuse_tool = refuse
+    server.STATELESS_HTTP = True
+
+
 MUTANTS = {f.__name__: f for f in (
     hosted_gateway_header_missing, hosted_wrong_vault_header, hosted_actor_user_id,
     hosted_fetch_before_validation, hosted_raw_upstream_body, hosted_unknown_role_gets_editor,
     hosted_token_logged, hosted_path_logged, hosted_cross_session_state, hosted_list_scan, hosted_foreign_origin,
-    hosted_tool_in_1k, hosted_canister_path_used, hosted_signature_unchecked, hosted_expired_accepted)}
+    hosted_tool_in_1k, hosted_canister_path_used, hosted_signature_unchecked, hosted_expired_accepted,
+    hosted_variant_open_choices)}
 
 
 if __name__ == "__main__":
