@@ -71,3 +71,42 @@ def test_sse_messages_split_only_on_sse_line_ends():
     body = 'event: message\r\ndata: {"a": "x\u2028y\u0085z"}\r\n\r\ndata: {"b": 1}\n\n'
     response = httpx.Response(200, headers={"content-type": "text/event-stream"}, text=body)
     assert [json.loads(m) for m in messages_of(response)] == [{"a": "x\u2028y\u0085z"}, {"b": 1}]
+
+
+def test_an_http_answer_without_a_json_rpc_body_fails_the_request_at_once():
+    """A 400/401 with a plain body must not leave the request waiting for its timeout; the
+    error is marked as the harness's (rc_http_status) and never enters the transcript."""
+    import threading
+    import time
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from contract_tests.harness.http import HttpServer
+
+    class Plain(BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802 - http.server naming
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            status = 401 if self.headers.get("Authorization") != "Bearer ok" else 400
+            body = b"no thanks"
+            self.send_response(status)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            return
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Plain)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{httpd.server_address[1]}/mcp"
+        for token, status in (("nope", 401), ("ok", 400)):
+            conn = HttpServer(url, headers={"Authorization": f"Bearer {token}"})
+            started = time.monotonic()
+            response = conn.request("tools/list", {}, timeout=10)
+            assert time.monotonic() - started < 3
+            assert response["rc_http_status"] == status and "error" in response
+            assert not any("harness" in line for line in conn.transcript.stdout)
+            assert conn.request("ping", timeout=10)["rc_http_status"] == status  # still usable
+            conn.close()
+    finally:
+        httpd.shutdown()

@@ -68,7 +68,8 @@ def test_the_canister_serves_the_vault_by_vault_and_user(canister):
     assert get("notes/alpha.md", fx.vault_id).json()["content"] == fx.texts["notes/alpha.md"]
     assert fx.canaries["outside"] in get("notes/alpha.md", fx.other_vault_id).json()["content"]
     assert get(fx.other_vault_only, fx.vault_id).status_code == 404
-    assert get(fx.other_user_only, fx.vault_id, fx.user).status_code == 404
+    assert get(fx.other_user_only, fx.vault_id, fx.canister_user).status_code == 404
+    assert get(fx.other_user_only, fx.vault_id, fx.user).status_code == 200  # the actor's, not the canister user's
     assert {"notes/headings.md", "notes/injection.md"} <= set(fx.notes)
     assert all(p in fx.texts for p in fx.stress.values())
 

@@ -74,4 +74,5 @@ def test_a_running_hosted_server_passes_through_server_url(suite_run, tmp_path):
         proc.wait(timeout=10)
     # Checks that need the server's process or another configuration of it skip.
     _assert_clean(run, "section-source-hosted", "http", "1L",
-                  {"MCP-CAP-001", "MCP-HTTP-005", "SSH-LOG-001", "SSH-DI-003", "SSH-UP-007"})
+                  {"MCP-CAP-001", "MCP-HTTP-005", "SSH-LOG-001", "SSH-LOG-002", "SSH-DI-003", "SSH-UP-004",
+                   "SSH-UP-007"})

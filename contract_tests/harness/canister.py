@@ -137,7 +137,8 @@ def build_canister(base: Path, vectors: list[dict[str, Any]], limits: dict[str, 
     fx.put(fx.other_vault_only, outside, vault_id=fx.other_vault_id)
     for rel in fx.notes[:3]:  # same paths, another vault's content
         fx.put(rel, outside, vault_id=fx.other_vault_id)
-    fx.put(fx.other_user_only, outside, user_id=f"someone-else-{secrets.token_hex(3)}")
+    # Readable only with X-User-Id = the actor: a session with a canister user must not see it.
+    fx.put(fx.other_user_only, outside, user_id=fx.user)
 
     fx.default_token = fx.token("viewer")
     c["bearer"] = fx.default_token.rsplit(".", 1)[1].lower()

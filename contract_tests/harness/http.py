@@ -35,6 +35,14 @@ def header_value(value: str) -> str:
     return "=?base64?" + base64.b64encode(value.encode("utf-8")).decode("ascii") + "?="
 
 
+def _id_of(text: str) -> Any:
+    try:
+        message = json.loads(text)
+    except ValueError:
+        return None
+    return message.get("id") if isinstance(message, dict) else None
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -66,11 +74,12 @@ class HttpServer(Connection):
         self.extra_headers = dict(headers or {})  # sent on every request (e.g. Authorization)
         self.session_id: str | None = None
         self.protocol_version: str | None = None
-        self.http = httpx.Client(timeout=60.0)
+        # Longer than any per-request wait; a slow answer fails its own request, not the connection.
+        self.http = httpx.Client(timeout=httpx.Timeout(150.0, connect=10.0))
         self._outbox: queue.Queue = queue.Queue()
         if argv:
             self._start_process(argv, env, cwd, stdio=False)
-            threading.Thread(target=self._read_pipe, args=(self.proc.stdout, "stderr"), daemon=True).start()
+            self._reader(self.proc.stdout, "stderr")
             self._wait_until_listening(startup_timeout)
         threading.Thread(target=self._sender, daemon=True).start()
 
@@ -122,20 +131,38 @@ class HttpServer(Connection):
             if item is None:
                 return
             body, message = item
+            request_id = message.get("id") if isinstance(message, dict) and "method" in message else None
             try:
                 response = self.post(body, self.headers(message))
+            except httpx.TimeoutException:
+                self._no_answer(request_id, None, "no HTTP response in time")
+                continue
             except (httpx.HTTPError, RuntimeError):  # RuntimeError: the client was closed meanwhile
                 self._closed()
                 return
             if isinstance(message, dict) and message.get("method") == "initialize":
                 self.session_id = response.headers.get("mcp-session-id", self.session_id)
-            for text in messages_of(response):
+            texts = messages_of(response)
+            if response.status_code >= 400 and not any(_id_of(t) == request_id for t in texts):
+                self._no_answer(request_id, response.status_code, f"HTTP {response.status_code} without a JSON-RPC response")
+            for text in texts:
                 if isinstance(message, dict) and message.get("method") == "initialize":
                     try:
                         self.protocol_version = json.loads(text)["result"]["protocolVersion"]
                     except (ValueError, KeyError, TypeError):
                         pass
                 self._route(text)
+
+    def _no_answer(self, request_id: Any, status: int | None, why: str) -> None:
+        """Fail a request the server answered at the HTTP level only (e.g. 400, 401) at once.
+
+        The error is made here, not by the server: it never enters the transcript, and it
+        carries `rc_http_status` so tests can tell it from a JSON-RPC error the server sent.
+        """
+        if request_id is None:
+            return
+        self._route(json.dumps({"jsonrpc": "2.0", "id": request_id, "rc_http_status": status,
+                                "error": {"code": -32000, "message": f"[harness] {why}"}}))
 
     def send_bytes(self, data: bytes) -> None:
         self.transcript.add("sent", data.decode("utf-8", "replace"))
@@ -159,4 +186,6 @@ class HttpServer(Connection):
         if self.proc is None:
             return 0
         self.proc.terminate()
-        return self._wait(timeout)
+        code = self._wait(timeout)
+        self._drain()
+        return code

@@ -47,12 +47,23 @@ class Connection:
         self._lock = threading.Lock()
         self._sdk_sink: Callable[[Any], None] | None = None
         self._stdout_done = threading.Event()
+        self._readers: list[threading.Thread] = []
 
     def _start_process(self, argv: list[str], env: dict[str, str] | None, cwd: Path | None, *, stdio: bool) -> None:
         self.argv = argv
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE if stdio else subprocess.DEVNULL,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, cwd=cwd)
-        threading.Thread(target=self._read_pipe, args=(self.proc.stderr, "stderr"), daemon=True).start()
+        self._reader(self.proc.stderr, "stderr")
+
+    def _reader(self, pipe, channel: str) -> None:
+        thread = threading.Thread(target=self._read_pipe, args=(pipe, channel), daemon=True)
+        thread.start()
+        self._readers.append(thread)
+
+    def _drain(self, timeout: float = 2.0) -> None:
+        """After the process ended: wait until its last output lines are in the transcript."""
+        for thread in self._readers:
+            thread.join(timeout)
 
     def _read_pipe(self, pipe, channel: str) -> None:
         for raw in pipe:
@@ -201,4 +212,5 @@ class StdioServer(Connection):
             pass
         code = self._wait(timeout)
         self._stdout_done.wait(timeout=2)
+        self._drain()
         return code

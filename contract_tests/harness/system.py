@@ -37,6 +37,26 @@ def inet_sockets(pid: int, own_ports: tuple[int, ...] = ()) -> list[str]:
     return found
 
 
+def process_tree(pid: int) -> list[int]:
+    """`pid` and all its descendants (a --server-cmd may start the server through a wrapper)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        parent = int(stat.rsplit(")", 1)[1].split()[1])
+        children.setdefault(parent, []).append(int(entry.name))
+    out, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        out.append(current)
+        todo.extend(children.get(current, []))
+    return out
+
+
 def own_ports(connection) -> tuple[int, ...]:
     """The port a connection's HTTP server listens on, if it has one."""
     url = getattr(connection, "url", None)

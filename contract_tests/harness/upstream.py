@@ -35,7 +35,8 @@ Failure modes (`respond_with(mode, for_path=None)`): "normal", "404", "401", "40
 answering), "malformed-json" (200, truncated JSON), "foreign-path" (200 whose JSON `path`
 names another vault's note), "absolute-path" (200 whose JSON `path` is an absolute
 filesystem path), "raw-body-echo" (500 whose body holds the marker and the request's
-headers). Every failure-mode body (the 200 bodies of "malformed-json", "foreign-path" and
+headers), "html-200" (a 200 text/html page), "no-content-200" (200 JSON without a
+`content` string). Every failure-mode body (the 200 bodies of "malformed-json", "foreign-path" and
 "absolute-path" included; "timeout" sends none) and the normal-mode "note not found" 404
 carry `payload_marker()`, a per-instance random token, so leak checks can look for it in the
 server's output, errors and logs.
@@ -57,7 +58,7 @@ from urllib.parse import quote, unquote, urlsplit
 NOTES_PREFIX = "/api/v1/notes/"
 MODES = (
     "normal", "404", "401", "403", "500", "timeout",
-    "malformed-json", "foreign-path", "absolute-path", "raw-body-echo",
+    "malformed-json", "foreign-path", "absolute-path", "raw-body-echo", "html-200", "no-content-200",
 )
 DEFAULT_TIMEOUT_DELAY_S = 30.0
 LOOPBACK = "127.0.0.1"
@@ -146,7 +147,7 @@ class UpstreamDouble:
         if self._server is not None:
             return self
         self._state.stopping.clear()
-        server = ThreadingHTTPServer((LOOPBACK, self.port), _make_handler(self))
+        server = _Server((LOOPBACK, self.port), _make_handler(self))
         server.daemon_threads = True
         self._server = server
         self._thread = threading.Thread(
@@ -301,11 +302,22 @@ class UpstreamDouble:
                     note_path, f"# Absolute {marker}\n\nbody {marker}\n")
                 payload["path"] = f"/Users/{marker}/vaults/private/{note_path}"
                 return _json(200, payload)
+            case "html-200":
+                page = f"<html><body><h1>Gateway {marker}</h1><p>{note_path}</p></body></html>"
+                return 200, {"Content-Type": "text/html; charset=utf-8"}, page.encode("utf-8")
+            case "no-content-200":
+                return _json(200, {"path": note_path, "note": {"text": f"# {marker}\n\nbody {marker}"},
+                                   "marker": marker})
             case "raw-body-echo":
                 text = (f"upstream exploded {marker}\nrequest: {request.method} {request.path}\n"
                         + "".join(f"{k}: {v}\n" for k, v in request.headers.items()))
                 return 500, {"Content-Type": "text/plain; charset=utf-8"}, text.encode("utf-8")
         raise AssertionError(mode.mode)  # pragma: no cover
+
+
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 128  # 24 sessions connecting at once must not wait for SYN retries
+    daemon_threads = True
 
 
 def _json(status: int, value: Any) -> tuple[int, dict[str, str], bytes]:

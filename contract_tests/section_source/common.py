@@ -36,9 +36,9 @@ def body_free_tools(client, profile) -> list[str]:
     return [t for t in profile.required_tools + profile.adjacent_tools if t in names]
 
 
-def blocked_tools(names, profile) -> list[str]:
-    """Why each blocked tool among `names` is blocked (policies/blocked-surfaces.yaml)."""
-    policy = blocked()["tools"]
+def blocked_tools(names, profile, surfaces: dict[str, Any] | None = None) -> list[str]:
+    """Why each blocked tool among `names` is blocked (by default policies/blocked-surfaces.yaml)."""
+    policy = (surfaces or blocked())["tools"]
     allowed = set(profile.required_tools + profile.adjacent_tools)
     out = []
     for name in sorted(names):

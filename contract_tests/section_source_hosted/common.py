@@ -35,6 +35,11 @@ def acl() -> dict[str, Any]:
     return policy("acl-matrix.yaml")
 
 
+def blocked() -> dict[str, Any]:
+    """The SectionSource surfaces a hosted server must not add (not the self-hosted list)."""
+    return policy("hosted-blocked-surfaces.yaml")
+
+
 def explicit_cells() -> list[tuple[str, str, str, dict[str, Any]]]:
     """(phase, role, tool, cell) of every ACL matrix cell the seed states; cells picked as the
     safer reading where the seed is silent are not asserted (a server may expose its existing
@@ -103,11 +108,24 @@ def read_path(request: RecordedRequest) -> str | None:
     return unquote(segment)
 
 
-def open_session(servers, server, fixture, token: str | None = None, *, req: str) -> HttpServer:
-    """A new initialized session on the running server, authenticated with `token`."""
+def refused(response: dict[str, Any]) -> bool:
+    """True if the server turned the request away at the HTTP level with 401 or 403."""
+    return response.get("rc_http_status") in (401, 403)
+
+
+def open_session(servers, server, fixture, token: str | None = None, *, req: str,
+                 may_refuse: bool = False) -> HttpServer | None:
+    """A new initialized session on the running server, authenticated with `token`.
+
+    With `may_refuse` (unknown roles, tokens without a role), a server that refuses the
+    session with 401 or 403 gives None: refusing grants nothing, so it conforms.
+    """
     conn = servers.session(server, fixture, token)
     response = conn.initialize()
     if "result" not in response:
+        conn.close()
+        if may_refuse and refused(response):
+            return None
         fail(req, f"a session with a valid token was not initialized: {short(response.get('error'))}")
     return conn
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 
 from contract_tests.checks import check
-from contract_tests.harness.system import inet_sockets, needs_proc, own_ports
+from contract_tests.harness.system import inet_sockets, needs_proc, own_ports, process_tree
 from contract_tests.section_source_hosted.common import ROLES, TOOL, capture, profiles_mark, read_path
 
 pytestmark = [profiles_mark, pytest.mark.performance]
@@ -43,13 +46,30 @@ def test_every_upstream_request_is_one_note_read_however_big_the_vault(server, c
 @needs_proc
 @pytest.mark.req("SSH-UP-007")
 def test_the_server_connects_to_nothing_but_the_canister(server, client, contract_fixture):
+    """Sockets of the server and its child processes, sampled while calls run."""
     if server.proc is None:
         pytest.skip("the suite did not start the server (--server-url)")
     fx = contract_fixture
     canister_port = fx.upstream.address[1]
-    seen = []
-    for path in fx.notes[:8]:
-        server.call_tool(TOOL, {"path": path})
-        seen += inet_sockets(server.pid, own_ports(server))
-    strangers = sorted({s for s in seen if int(s.split()[2].rsplit(":", 1)[1], 16) not in (canister_port, 0)})
+    seen: set[str] = set()
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.is_set():
+            for pid in process_tree(server.pid):
+                try:
+                    seen.update(inet_sockets(pid, own_ports(server)))
+                except OSError:
+                    continue  # the process ended meanwhile
+            time.sleep(0.005)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        for path in fx.notes[:8]:
+            server.call_tool(TOOL, {"path": path})
+    finally:
+        done.set()
+        sampler.join(timeout=5)
+    strangers = sorted(s for s in seen if int(s.split()[2].rsplit(":", 1)[1], 16) not in (canister_port, 0))
     check(not strangers, "SSH-UP-007", f"the server held sockets to other peers: {strangers[:5]}")

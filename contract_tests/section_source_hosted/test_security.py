@@ -15,10 +15,10 @@ from contract_tests.harness import canaries
 from contract_tests.harness.corpus import attack_path
 from contract_tests.harness.stdio import CLIENT_INFO, NoResponse, ServerGone
 from contract_tests.harness.vault import PROMPT_INJECTION_HEADINGS
-from contract_tests.section_source.common import attacks, blocked, blocked_tools, forbidden
+from contract_tests.section_source.common import attacks, blocked_tools, forbidden
 from contract_tests.section_source_hosted.common import (
-    INVALID_PATH, ROLES, TOOL, UNKNOWN_ROLES, capture, error_message, failed, no_probe_in, one_read, open_session,
-    profiles_mark, read_path, seed_normalize, tool_names)
+    INVALID_PATH, ROLES, TOOL, UNKNOWN_ROLES, blocked, capture, error_message, failed, no_probe_in, one_read,
+    open_session, profiles_mark, read_path, refused, seed_normalize, tool_names)
 
 pytestmark = [profiles_mark, pytest.mark.security]
 
@@ -63,8 +63,11 @@ def test_a_bad_token_gets_401_on_initialize_and_on_a_session(server, client, con
 
 # --- ACL -----------------------------------------------------------------------------
 
-def _listing(servers, server, fx, token, req):
-    conn = open_session(servers, server, fx, token, req=req)
+def _listing(servers, server, fx, token, req, *, may_refuse=False):
+    """(listed tool names, open session); (set(), None) if an unknown role's session was refused."""
+    conn = open_session(servers, server, fx, token, req=req, may_refuse=may_refuse)
+    if conn is None:
+        return set(), None
     try:
         return set(tool_names(conn)), conn
     except Exception:
@@ -74,15 +77,18 @@ def _listing(servers, server, fx, token, req):
 
 @pytest.mark.req("SSH-ACL-002")
 @pytest.mark.parametrize("role", [*UNKNOWN_ROLES, None], ids=[*UNKNOWN_ROLES, "no-role-claim"])
-def test_an_unknown_role_never_gets_more_than_viewer(server, client, servers, contract_fixture, suite, role):
+def test_an_unknown_role_never_gets_more_than_viewer(server, client, servers, contract_fixture, profile, suite, role):
     fx = contract_fixture
     viewer, vconn = _listing(servers, server, fx, fx.token("viewer"), "SSH-ACL-002")
     vconn.close()
-    names, conn = _listing(servers, server, fx, fx.token(role), "SSH-ACL-002")
+    names, conn = _listing(servers, server, fx, fx.token(role), "SSH-ACL-002", may_refuse=True)
+    if conn is None:
+        return  # the session was refused: nothing granted
     try:
         extra = sorted(names - viewer)
         check(not extra, "SSH-ACL-002", f"role {role!r} lists tools viewer does not: {extra}")
-        for tool in sorted(({TOOL} | set(extra)) - viewer):
+        probes = ({TOOL, *profile.adjacent_tools} | set(blocked()["tools"]["forbidden_names"][:4])) - viewer
+        for tool in sorted(probes):
             response, requests = capture(fx, lambda: conn.call_tool(tool, {"path": "notes/alpha.md"}))
             check(failed(response), "SSH-ACL-002", f"role {role!r} called {tool}, which viewer cannot, in {suite.phase}")
             check(not requests, "SSH-ACL-002", f"role {role!r}: a call viewer cannot make reached the canister")
@@ -100,6 +106,8 @@ def test_no_resource_or_prompt_exposes_section_source(server, client, servers, c
     conn = servers.session(server, fx, fx.token(role))
     try:
         init = conn.initialize()
+        if role not in ROLES and refused(init):
+            return  # an unknown role's session was refused: nothing is reachable
         check("result" in init, _RESOURCE_REQ, f"role {role}: no session")
         caps = init["result"].get("capabilities", {})
         policy = blocked()
@@ -128,9 +136,11 @@ def test_no_resource_or_prompt_exposes_section_source(server, client, servers, c
 @pytest.mark.req("SSH-BLK-001")
 @pytest.mark.parametrize("role", [*ROLES, UNKNOWN_ROLES[0]])
 def test_no_role_is_offered_a_blocked_tool(server, client, servers, contract_fixture, profile, role):
-    names, conn = _listing(servers, server, contract_fixture, contract_fixture.token(role), "SSH-BLK-001")
-    conn.close()
-    problems = blocked_tools(names, profile)
+    names, conn = _listing(servers, server, contract_fixture, contract_fixture.token(role), "SSH-BLK-001",
+                           may_refuse=role not in ROLES)
+    if conn is not None:
+        conn.close()
+    problems = blocked_tools(names, profile, blocked())
     check(not problems, "SSH-BLK-001", f"role {role}: " + "; ".join(problems))
 
 
@@ -213,7 +223,9 @@ def test_unsafe_paths_are_rejected_before_any_read_and_never_echoed(server, clie
         read = one_read(requests, "SSH-IN-005", f"attack {entry['id']}")
         check(read_path(read) in reads, "SSH-IN-005",
               f"attack {entry['id']}: read a path the seed's normalization does not give")
-    if failed(response):
+    else:
+        check(failed(response), "SSH-IN-005", f"attack {entry['id']}: a result without any upstream read")
+    if must_reject or not requests:  # a rejected path is never echoed (a read one may be named)
         for probe in _no_echo_probes(entry, path):
             if any(probe in text for text in _texts_of(response)):
                 fail("SSH-IN-003" if must_reject else "SSH-IN-005",
@@ -253,15 +265,22 @@ def test_generated_paths_are_rejected_or_read_exactly_as_normalized(server, clie
 
 # --- upstream request -----------------------------------------------------------------
 
+OPTION_HEADER = re.compile(r"section|snippet|provider|scooling|search|filter|rank|line|byte|offset|resource|uri|"
+                           r"summary|vector|^range$", re.IGNORECASE)
+SEED_HEADERS = {"authorization", "x-vault-id", "x-user-id", "x-gateway-auth", "accept", "content-type"}
+
+
 @pytest.mark.req("SSH-UP-005")
-def test_nothing_but_the_note_read_is_forwarded(server, client, contract_fixture):
+def test_no_section_provider_or_range_option_is_forwarded(server, client, contract_fixture):
     for path in contract_fixture.notes[:6]:
         _, requests = capture(contract_fixture, lambda: server.call_tool(TOOL, {"path": path}))
         read = one_read(requests, "SSH-UP-005", path)
         check(read.query == "", "SSH-UP-005", f"{path}: a query string was forwarded: {short(read.query)}")
         check(read.body == b"", "SSH-UP-005", f"{path}: a request body was forwarded ({len(read.body)} bytes)")
-        extra = sorted(h for h in read.headers if (h.startswith("x-") or h.startswith("mcp-")) and h not in ALLOWED_X)
-        check(not extra, "SSH-UP-005", f"{path}: extra headers forwarded upstream: {extra}")
+        named = sorted(h for h in read.headers if h not in SEED_HEADERS and OPTION_HEADER.search(h))
+        check(not named, "SSH-UP-005", f"{path}: option headers forwarded upstream: {named}")
+        carried = sorted(h for h, v in read.headers.items() if h not in SEED_HEADERS and path in v)
+        check(not carried, "SSH-UP-005", f"{path}: headers repeat the request's arguments: {carried}")
 
 
 # --- output and errors ----------------------------------------------------------------
@@ -296,24 +315,28 @@ def test_no_upstream_body_header_or_payload_path_comes_back(server, client, cont
 
 @pytest.mark.req("SSH-ERR-004")
 def test_another_vaults_or_users_note_fails_like_a_missing_one(server, client, contract_fixture):
+    """The other user's note is readable with the actor's id: a session with a canister user must
+    send that one instead, and then fail as for any missing note."""
     fx = contract_fixture
     outcomes = {}
     for name, path in (("nowhere", "private/nowhere-7f3a.md"), ("other vault", fx.other_vault_only),
                        ("other user", fx.other_user_only)):
         response = server.call_tool(TOOL, {"path": path})
         check(failed(response), "SSH-ERR-004", f"a note of {name} was readable in this session")
-        result = response.get("result")
-        outcomes[name] = json.dumps(result if result is not None else response.get("error"), sort_keys=True)
-    outcomes = {k: v.replace(fx.other_vault_only, "<P>").replace(fx.other_user_only, "<P>")
-                .replace("private/nowhere-7f3a.md", "<P>") for k, v in outcomes.items()}
+        message = error_message(response)
+        if message is None:
+            message = "jsonrpc:" + str((response.get("error") or {}).get("message"))
+        outcomes[name] = message.replace(path, "<P>")
     check(len(set(outcomes.values())) == 1, "SSH-ERR-004",
-          "the error tells a note of another vault or user apart from a missing one: "
-          f"{ {k: error_message({'result': json.loads(v)}) if v.startswith('{') else v for k, v in outcomes.items()} }")
+          f"the error tells a note of another vault or user apart from a missing one: {outcomes}")
 
 
 # --- leaks and logs -------------------------------------------------------------------
 
-def _exercise(conn, fx, roles_conns=()):
+EXERCISED_ATTACKS = 60
+
+
+def _exercise(conn, fx):
     """Every note, the failure modes and some attacks, so canaries get every chance to leak."""
     for path in fx.notes:
         conn.call_tool(TOOL, {"path": path})
@@ -323,7 +346,7 @@ def _exercise(conn, fx, roles_conns=()):
             conn.call_tool(TOOL, {"path": "inbox/example.md"})
         finally:
             fx.upstream.respond_with("normal", for_path="inbox/example.md")
-    for entry in attacks()["paths"][:60]:
+    for entry in attacks()["paths"][:EXERCISED_ATTACKS]:
         conn.call_tool(TOOL, {"path": attack_path(entry, fx.corpus_placeholders())})
     conn.call_tool(TOOL, {"path": fx.other_vault_only})
 
@@ -362,6 +385,13 @@ def test_logs_carry_none_of_the_seeds_exclusions(servers, contract_fixture, req)
         srv.close(timeout=3)
     leaks = canaries.scan_lines(srv.transcript.stderr, fx.canaries, "stderr", LOG_EXCLUSIONS[req])
     check(not leaks, req, f"a log line leaked: {leaks[0] if leaks else ''}")
+    if req == "SSH-LOG-001":  # requested unsafe paths, also those without a canary in them
+        log = "\n".join(srv.transcript.stderr)
+        for entry in attacks()["paths"][:EXERCISED_ATTACKS]:
+            path = attack_path(entry, fx.corpus_placeholders())
+            if seed_normalize(path)[0]:
+                echoed = [p for p in _no_echo_probes(entry, path) if len(p) >= 6 and p in log]
+                check(not echoed, req, f"a log line carries the unsafe path of attack {entry['id']}")
 
 
 @pytest.mark.req("SSH-SEC-004")
