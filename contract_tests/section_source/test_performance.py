@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from contract_tests.checks import check, tool_output
+from contract_tests.checks import check, fail, tool_output
 from contract_tests.harness import fsevents
 from contract_tests.harness.system import inet_sockets, needs_proc, own_ports
 from contract_tests.harness.vault import Fixture
@@ -40,35 +40,51 @@ def _vault_of(base: Path, notes: int) -> Fixture:
     return fx
 
 
-def _median_call_ms(server, calls: int) -> float:
-    times = []
-    for _ in range(calls):
-        start = time.perf_counter()
-        server.call_tool(TOOL, {"path": "target.md"})
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
+def _call_ms(server) -> float:
+    start = time.perf_counter()
+    server.call_tool(TOOL, {"path": "target.md"})
+    return (time.perf_counter() - start) * 1000
+
+
+def _interleaved_medians(small, large, pairs: int) -> tuple[float, float]:
+    """Median call time on each server, calls alternating so that load hits both alike."""
+    times: tuple[list[float], list[float]] = ([], [])
+    for _ in range(pairs):
+        times[0].append(_call_ms(small))
+        times[1].append(_call_ms(large))
+    return statistics.median(times[0]), statistics.median(times[1])
 
 
 @pytest.mark.req("SSL-PERF-002")
 def test_call_time_does_not_grow_with_the_vault(servers, fixture_vault, profile, tmp_path_factory):
+    """Best of three interleaved measurements: a server that scans the vault is slow in all of
+    them, while a burst of load on a shared CI machine spoils at most one or two."""
     small = _vault_of(tmp_path_factory.mktemp("small"), 10)
     large = _vault_of(tmp_path_factory.mktemp("large"), 20_000)
     pair = [servers.start(small), servers.start(large)]
+    ratio = profile.limits["scan_ratio"]
+    attempts = []
     try:
         for srv in pair:
             srv.initialize()
             tool_output(srv.call_tool(TOOL, {"path": "target.md"}), "SSL-PERF-002")
-            _median_call_ms(srv, 20)  # warm-up
-        rounds = [(_median_call_ms(pair[0], 25), _median_call_ms(pair[1], 25)) for _ in range(4)]
+            for _ in range(20):  # warm-up
+                _call_ms(srv)
+        for _ in range(3):
+            small_ms, large_ms = _interleaved_medians(pair[0], pair[1], 40)
+            attempts.append((small_ms, large_ms))
+            # A 1 ms floor keeps scheduler noise on a sub-millisecond call from deciding the verdict.
+            budget = ratio * small_ms + 1.0
+            if large_ms <= budget:
+                return
+            if large_ms > 4 * budget:
+                break  # far beyond anything load does to two alternating calls: no retry
     finally:
         for srv in pair:
             srv.close(timeout=3)
-    small_ms = statistics.median(r[0] for r in rounds)
-    large_ms = statistics.median(r[1] for r in rounds)
-    ratio = profile.limits["scan_ratio"]
-    # A 1 ms floor keeps scheduler noise on a sub-millisecond call from deciding the verdict.
-    check(large_ms <= ratio * small_ms + 1.0, "SSL-PERF-002",
-          f"median call {large_ms:.2f} ms on 20,000 notes vs {small_ms:.2f} ms on 10 (limit {ratio}x + 1 ms)")
+    seen = "; ".join(f"{large:.2f} ms vs {small:.2f} ms" for small, large in attempts)
+    fail("SSL-PERF-002", f"median call on 20,000 notes vs on 10, in each of {len(attempts)} interleaved "
+         f"measurements: {seen} (limit {ratio}x + 1 ms)")
 
 
 @needs_proc
