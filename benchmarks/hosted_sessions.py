@@ -32,24 +32,11 @@ from contract_tests.harness import tokens
 from contract_tests.harness.http import HttpServer, free_port
 from contract_tests.harness.upstream import UpstreamDouble, note_payload, note_url_path
 
+from _timing import pct, timed  # benchmarks/ is on sys.path when run as a script
+
 TOOL = "get_section_source"
 PATH = "shared/note.md"
 NOTE = "\n\n".join(f"{'#' * (i % 3 + 1)} Heading {i}\n\nParagraph {i} with some text." for i in range(60)) + "\n"
-
-
-def pct(values: list[float], q: int) -> float:
-    return statistics.quantiles(values, n=100)[q - 1] if len(values) > 1 else values[0]
-
-
-def timed(fn, calls: int, warmup: int = 20) -> list[float]:
-    for _ in range(warmup):
-        fn()
-    out = []
-    for _ in range(calls):
-        start = time.perf_counter()
-        fn()
-        out.append((time.perf_counter() - start) * 1000)
-    return out
 
 
 class Session:

@@ -15,11 +15,12 @@ import argparse
 import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from contract_tests.harness.stdio import StdioServer
 from reference.section_source.builder import build_section_source
+
+from _timing import pct, timed  # benchmarks/ is on sys.path when run as a script
 
 NOTE = "\n\n".join(f"{'#' * (i % 3 + 1)} Heading {i}\n\nParagraph {i} with some text." for i in range(60)) + "\n"
 
@@ -31,21 +32,6 @@ def make_vault(root: Path, notes: int) -> Path:
         path.write_text(f"# Note {i}\n\nText.\n")
     (root / "target.md").write_text(NOTE)
     return root
-
-
-def timed(fn, calls: int) -> list[float]:
-    for _ in range(min(50, calls)):
-        fn()
-    out = []
-    for _ in range(calls):
-        start = time.perf_counter()
-        fn()
-        out.append((time.perf_counter() - start) * 1000)
-    return out
-
-
-def pct(values: list[float], q: float) -> float:
-    return statistics.quantiles(values, n=100)[int(q) - 1]
 
 
 def main() -> int:
