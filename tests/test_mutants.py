@@ -44,7 +44,7 @@ CAUGHT_BY = {
     "rt_startup_lists_root": ["RT-CFG-004"],
     "hosted_gateway_header_missing": ["SSH-UP-004"],
     "hosted_wrong_vault_header": ["SSH-UP-002"],
-    "hosted_actor_user_id": ["SSH-UP-003"],
+    "hosted_actor_user_id": ["SSH-UP-003", "SSH-ERR-004"],
     "hosted_fetch_before_validation": ["SSH-IN-002", "SSH-IN-003"],
     "hosted_raw_upstream_body": ["SSH-ERR-003"],
     "hosted_unknown_role_gets_editor": ["SSH-ACL-002"],
@@ -57,6 +57,10 @@ CAUGHT_BY = {
     "hosted_canister_path_used": ["SSH-OUT-003"],
     "hosted_signature_unchecked": ["SSH-AUTH-002"],
     "hosted_expired_accepted": ["SSH-AUTH-002"],
+    "hosted_blocked_tool": ["SSH-BLK-001"],
+    "hosted_secret_in_error": ["SSH-SEC-003"],
+    "hosted_provider_connection": ["SSH-UP-007"],
+    "hosted_cache_file": ["SSH-DI-003"],
 }
 
 

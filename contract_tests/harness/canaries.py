@@ -18,7 +18,7 @@ class Leak:
         return f"{self.cls} canary on {self.channel}: {self.excerpt}"
 
 
-def _strings(value: Any) -> Iterable[str]:
+def strings(value: Any) -> Iterable[str]:
     """Every string inside a JSON value, recursing into strings that are JSON themselves."""
     if isinstance(value, str):
         yield value
@@ -28,14 +28,14 @@ def _strings(value: Any) -> Iterable[str]:
                 inner = json.loads(stripped)
             except ValueError:
                 return
-            yield from _strings(inner)
+            yield from strings(inner)
     elif isinstance(value, dict):
         for key, item in value.items():
             yield str(key)
-            yield from _strings(item)
+            yield from strings(item)
     elif isinstance(value, list):
         for item in value:
-            yield from _strings(item)
+            yield from strings(item)
 
 
 def redact(text: str, tokens: dict[str, str], around: int = 40) -> str:
@@ -62,7 +62,7 @@ def scan_lines(lines: Iterable[str], tokens: dict[str, str], channel: str,
     for line in lines:
         texts = [line]
         try:
-            texts.extend(_strings(json.loads(line)))
+            texts.extend(strings(json.loads(line)))
         except ValueError:
             pass
         for text in texts:

@@ -14,3 +14,12 @@ def attack_path(entry: dict[str, Any], placeholders: dict[str, str]) -> str:
     for key, value in placeholders.items():
         text = text.replace("{" + key + "}", value)
     return text
+
+
+def no_echo_probes(entry: dict[str, Any], path: str) -> list[str]:
+    """Strings an error for this attack must not contain: its `no_echo` list, and the whole
+    path when it is distinctive (6+ characters)."""
+    probes = list(entry.get("no_echo", []))
+    if len(path.strip()) >= 6:
+        probes.append(path)
+    return probes

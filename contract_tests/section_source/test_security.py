@@ -14,7 +14,7 @@ from contract_tests.checks import check, error_texts, fail, keys_of, result_of, 
 from contract_tests.harness import canaries, fsevents
 from contract_tests.harness.stdio import NoResponse, ServerGone
 from contract_tests.harness.vault import PROMPT_INJECTION_HEADINGS
-from contract_tests.harness.corpus import attack_path
+from contract_tests.harness.corpus import attack_path, no_echo_probes
 from contract_tests.section_source.common import (TOOL, attacks, blocked, blocked_tools, body_free_tools,
                                                    forbidden, listed_tools, profiles_mark)
 
@@ -60,41 +60,16 @@ def test_the_attack_corpus_fails_without_reading(server, client, fixture_vault, 
         check(not outside, req, f"attack {entry['id']} opened files outside the vault: {outside[:3]}")
 
 
-def _no_echo_probes(entry, path: str) -> list[str]:
-    probes = list(entry.get("no_echo", []))
-    if len(path.strip()) >= 6:
-        probes.append(path)
-    return probes
-
-
 @pytest.mark.req("SSL-ERR-005")
 def test_errors_never_echo_the_unsafe_path(server, client, fixture_vault):
     for entry in attacks()["paths"]:
         path = attack_path(entry, fixture_vault.placeholders())
         texts = error_texts(server.call_tool(TOOL, {"path": path}), "SSL-IN-007", f"attack {entry['id']}")
         for text in texts:
-            decoded = [text] + [s for s in _json_strings(text)]
-            for probe in _no_echo_probes(entry, path):
+            decoded = list(canaries.strings(text))
+            for probe in no_echo_probes(entry, path):
                 if any(probe in t for t in decoded):
                     fail("SSL-ERR-005", f"attack {entry['id']}: the error echoes the requested path")
-
-
-def _json_strings(text: str) -> list[str]:
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return []
-    out = []
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            out.append(item)
-        elif isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return out
 
 
 @pytest.mark.req("SSL-IN-003")

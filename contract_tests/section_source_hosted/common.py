@@ -12,6 +12,7 @@ import pytest
 
 from contract_tests.checks import check, fail, result_of, short
 from contract_tests.contracts import policy
+from contract_tests.harness import canaries
 from contract_tests.harness.http import HttpServer
 from contract_tests.harness.upstream import NOTES_PREFIX, RecordedRequest
 
@@ -165,30 +166,8 @@ def error_message(response: dict[str, Any]) -> str | None:
     return None
 
 
-def all_texts(response: dict[str, Any]) -> list[str]:
-    """Every string a response carries, for leak probes."""
-    out: list[str] = []
-    stack: list[Any] = [response]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            out.append(item)
-            try:
-                inner = json.loads(item)
-            except ValueError:
-                continue
-            if isinstance(inner, (dict, list)):
-                stack.append(inner)
-        elif isinstance(item, dict):
-            stack.extend(item.keys())
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-    return out
-
-
 def no_probe_in(response: dict[str, Any], probes: dict[str, str], req: str, what: str) -> None:
-    texts = [t.lower() for t in all_texts(response)]
+    texts = [t.lower() for t in canaries.strings(response)]
     for name, probe in probes.items():
         if probe and any(probe.lower() in t for t in texts):
             fail(req, f"{what}: the response carries the {name}")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 
 import httpx
@@ -12,7 +11,7 @@ from hypothesis import strategies as st
 
 from contract_tests.checks import check, envelope, error_texts, fail, keys_of, schema_errors, short, tool_output
 from contract_tests.harness import canaries
-from contract_tests.harness.corpus import attack_path
+from contract_tests.harness.corpus import attack_path, no_echo_probes
 from contract_tests.harness.stdio import CLIENT_INFO, NoResponse, ServerGone
 from contract_tests.harness.vault import PROMPT_INJECTION_HEADINGS
 from contract_tests.section_source.common import attacks, blocked_tools, forbidden
@@ -28,7 +27,6 @@ BAD_TOKENS = ("malformed", "wrong_signature", "unsigned", "expired", "not-a-jwt"
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 INIT = {"jsonrpc": "2.0", "id": "rc-auth-1", "method": "initialize",
         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": CLIENT_INFO}}
-ALLOWED_X = {"x-vault-id", "x-user-id", "x-gateway-auth"}
 
 
 def _bad_token(fx, kind: str) -> str:
@@ -169,24 +167,9 @@ def test_extra_or_malformed_arguments_fail_without_a_read(server, client, contra
     check(not requests, "SSH-IN-002", f"arguments {short(arguments)}: {len(requests)} upstream request(s)")
 
 
-def _no_echo_probes(entry, path: str) -> list[str]:
-    probes = list(entry.get("no_echo", []))
-    if len(path.strip()) >= 6:
-        probes.append(path)
-    return probes
-
-
 def _texts_of(response) -> list[str]:
-    texts = error_texts(response, "SSH-IN-005", "rejected path")
-    decoded = list(texts)
-    for text in texts:
-        try:
-            value = json.loads(text)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            decoded += [str(v) for v in value.values()]
-    return decoded
+    """Every string an error carries, JSON inside its texts decoded."""
+    return list(canaries.strings(error_texts(response, "SSH-IN-005", "rejected path")))
 
 
 EXTRA_UNSAFE = ["", "   ", "\t\n", "/etc/passwd", "/notes/alpha.md", "C:/Users/name/private.md", "c:\\Users\\x.md",
@@ -226,7 +209,7 @@ def test_unsafe_paths_are_rejected_before_any_read_and_never_echoed(server, clie
     else:
         check(failed(response), "SSH-IN-005", f"attack {entry['id']}: a result without any upstream read")
     if must_reject or not requests:  # a rejected path is never echoed (a read one may be named)
-        for probe in _no_echo_probes(entry, path):
+        for probe in no_echo_probes(entry, path):
             if any(probe in text for text in _texts_of(response)):
                 fail("SSH-IN-003" if must_reject else "SSH-IN-005",
                      f"attack {entry['id']}: the error echoes the requested path")
@@ -390,7 +373,7 @@ def test_logs_carry_none_of_the_seeds_exclusions(servers, contract_fixture, req)
         for entry in attacks()["paths"][:EXERCISED_ATTACKS]:
             path = attack_path(entry, fx.corpus_placeholders())
             if seed_normalize(path)[0]:
-                echoed = [p for p in _no_echo_probes(entry, path) if len(p) >= 6 and p in log]
+                echoed = [p for p in no_echo_probes(entry, path) if len(p) >= 6 and p in log]
                 check(not echoed, req, f"a log line carries the unsafe path of attack {entry['id']}")
 
 

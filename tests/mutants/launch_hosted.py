@@ -160,6 +160,66 @@ def hosted_expired_accepted():
         token, secret, algorithms=auth.ALGORITHMS, options={"verify_exp": False})
 
 
+def hosted_blocked_tool():
+    """Adds a get_section_body tool (a blocked SectionSource surface) for every role."""
+    async def get_section_body(call, arguments):
+        path = tools.request_path(arguments)
+        payload = await upstream.read_note(call.session, call.settings, path)
+        return {"path": path, "body": payload["content"][:200]}
+
+    tools.TOOLS["get_section_body"] = ("Return a section's body.", get_section_body)
+    for phase in acl.ROLE_TOOLS:
+        for role in acl.ROLES:
+            acl.ROLE_TOOLS[phase][role] = acl.ROLE_TOOLS[phase][role] | {"get_section_body"}
+
+
+def hosted_secret_in_error():
+    """Upstream failures name the gateway secret they were sent with ("for debugging")."""
+    original = upstream.read_note
+
+    async def read(session, settings, path):
+        try:
+            return await original(session, settings, path)
+        except upstream.ToolFailure as failure:
+            failure.message = f"{failure.message} (gateway auth {settings.gateway_secret})"
+            raise
+    upstream.read_note = read
+
+
+def hosted_provider_connection():
+    """Keeps a connection to a 'provider' open (an in-process listener stands in for it)."""
+    import socket
+    import threading
+
+    listener = socket.create_server(("127.0.0.1", 0))
+    kept = []
+    threading.Thread(target=lambda: kept.append(listener.accept()), daemon=True).start()
+    original = tools.run
+
+    async def run(name, call, arguments):
+        if len(kept) < 2:
+            kept.append(socket.create_connection(listener.getsockname()))
+        return await original(name, call, arguments)
+    tools.run = run
+
+
+def hosted_cache_file():
+    """Writes each output to a cache file under XDG_CACHE_HOME (a persisted derived record)."""
+    import json
+    import os
+    from pathlib import Path
+
+    original = tools.derive
+
+    def derive(path, payload):
+        out = original(path, payload)
+        cache = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "rc-hosted"
+        cache.mkdir(parents=True, exist_ok=True)
+        (cache / f"{abs(hash(path))}.json").write_text(json.dumps(out))
+        return out
+    tools.derive = derive
+
+
 # --- a correct variant: every choice the profile leaves open, taken the other way -----------
 
 def hosted_variant_open_choices():
@@ -214,6 +274,7 @@ MUTANTS = {f.__name__: f for f in (
     hosted_fetch_before_validation, hosted_raw_upstream_body, hosted_unknown_role_gets_editor,
     hosted_token_logged, hosted_path_logged, hosted_cross_session_state, hosted_list_scan, hosted_foreign_origin,
     hosted_tool_in_1k, hosted_canister_path_used, hosted_signature_unchecked, hosted_expired_accepted,
+    hosted_blocked_tool, hosted_secret_in_error, hosted_provider_connection, hosted_cache_file,
     hosted_variant_open_choices)}
 
 
