@@ -6,22 +6,23 @@ from __future__ import annotations
 import json
 from typing import Any, NoReturn
 
-import pytest
 from jsonschema import Draft202012Validator
 
-
-def fail(req: str, message: str) -> NoReturn:
-    pytest.fail(f"[{req}] {message}", pytrace=False)
+from .verdicts import Finding, RequirementFailure, difference, esc
 
 
-def check(condition: Any, req: str, message: str) -> None:
+def fail(req: str, message: str, *, case: str | None = None, request: str | None = None) -> NoReturn:
+    raise RequirementFailure([Finding(req, message, case, request)])
+
+
+def check(condition: Any, req: str, message: str, *, case: str | None = None, request: str | None = None) -> None:
     if not condition:
-        fail(req, message)
+        fail(req, message, case=case, request=request)
 
 
 def short(value: Any, limit: int = 160) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=True, default=str)
-    return text if len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    return esc(text, limit)
 
 
 def result_of(response: dict[str, Any]) -> dict[str, Any] | None:
@@ -108,6 +109,8 @@ def first_difference(expected: Any, actual: Any, where: str = "$") -> str | None
             diff = first_difference(e, a, f"{where}[{i}]")
             if diff:
                 return diff
+    elif isinstance(expected, str) and expected != actual:
+        return f"{where}: strings {difference(expected, actual)}"
     elif expected != actual:
         return f"{where}: expected {short(expected, 60)}, got {short(actual, 60)}"
     return None
@@ -139,3 +142,88 @@ def check_vector(out: dict[str, Any], vector: dict[str, Any], validator: Draft20
         out.pop(name, None)
     diff = first_difference(expected, out)
     check(diff is None, req, f"{vector['id']} ({vector['description']}): {diff}")
+
+
+def json_pointer(document: Any, pointer: str) -> Any:
+    """The value at an RFC 6901 pointer ("" is the whole document); KeyError if absent."""
+    node = document
+    if not pointer:
+        return node
+    for raw in pointer.lstrip("/").split("/"):
+        part = raw.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, list) and part.isdigit() and int(part) < len(node):
+            node = node[int(part)]
+        elif isinstance(node, dict) and part in node:
+            node = node[part]
+        else:
+            raise KeyError(pointer)
+    return node
+
+
+def _error_document(response: dict[str, Any]) -> tuple[str, Any]:
+    """(channel, the JSON document of a failed call): an isError result's JSON text, or a
+    JSON-RPC error's data. The document is None when there is none to parse."""
+    result = result_of(response)
+    if result is None:
+        return "jsonrpc", (response.get("error") or {}).get("data")
+    for text in texts(result):
+        try:
+            return "tool_result", json.loads(text)
+        except ValueError:
+            continue
+    return "tool_result", result.get("structuredContent")
+
+
+def called_ok(response: dict[str, Any]) -> bool:
+    """True for a successful tool result (not isError, not a JSON-RPC error, not an HTTP refusal)."""
+    return not_a_failure(response) == "a successful result"
+
+
+def not_a_failure(response: dict[str, Any]) -> str | None:
+    """Why a response is not a failure the suite can read (a successful result, an HTTP
+    refusal without a JSON-RPC answer), or None when it is a failure."""
+    if "rc_http_status" in response:
+        return f"HTTP {response['rc_http_status']} with no JSON-RPC answer"
+    result = result_of(response)
+    if result is not None and not result.get("isError"):
+        return "a successful result"
+    if result is None and "error" not in response:
+        return "neither a result nor an error"
+    return None
+
+
+def structured_error(response: dict[str, Any], profile: Any, req: str, what: str, *,
+                     request: str | None = None, case: str | None = None) -> Any:
+    """Assert a failed call carries the profile's structured error document on an accepted
+    channel (the declared one, if the implementation declared it); return the document.
+
+    The one error assertion of the suite: it reads the profile's `errors` spec (schema, code
+    pointer, channels), never a fixed shape."""
+    spec = profile.errors
+    problem = not_a_failure(response)
+    if problem:
+        fail(req, f"{what}: expected a failure, got {problem}", case=case, request=request)
+    channel, document = _error_document(response)
+    accepted = profile.error_channels
+    check(channel in accepted, req, f"{what}: the error came as {channel.replace('_', ' ')}; accepted: "
+          f"{', '.join(accepted)}", case=case, request=request)
+    if document is None:
+        fail(req, f"{what}: the failure carries no JSON error document ({channel}): {short(response, 200)}",
+             case=case, request=request)
+    errors = schema_errors(validator_for(spec["schema"]), document)
+    check(not errors, req, f"{what}: the error document does not match the profile's error schema: {errors[:2]}",
+          case=case, request=request)
+    return document
+
+
+def error_code(document: Any, profile: Any) -> str | None:
+    try:
+        value = json_pointer(document, profile.errors["code"])
+    except KeyError:
+        return None
+    return value if isinstance(value, str) else None
+
+
+def validator_for(name: str) -> Draft202012Validator:
+    from .contracts import validator
+    return validator(name)

@@ -73,6 +73,14 @@ class Requirement:
     transports: tuple[str, ...] = ()
     applies_when: str | None = None
     phases: tuple[str, ...] = ()
+    basis: str = "seed"            # seed (quoted), mcp (a MUST of the MCP spec), profile (our reading)
+    quote: tuple[str, ...] = ()    # the seed's own words, verbatim
+    document: str | None = None    # where the quote is, relative to the seeds folder
+    reading: str | None = None     # basis profile: why the profile reads the seed this way
+
+    @property
+    def advisory(self) -> bool:
+        return self.basis == "profile"
 
 
 @dataclass
@@ -111,14 +119,39 @@ class Profile:
         return str(self.data["fixture"])
 
     def leak_requirements(self, channel: str) -> dict[str, str]:
-        """Canary class -> requirement id, for one channel the server writes (stdout, stderr)."""
+        """Canary class -> requirement id, for one channel the server writes: results and
+        errors (what comes back over MCP), stderr (its logs)."""
         return dict(self.data.get("canaries", {}).get(channel, {}))
+
+    @property
+    def output_canaries(self) -> dict[str, dict[str, str]]:
+        return {ch: self.leak_requirements(ch) for ch in ("results", "errors")}
+
+    @property
+    def echo_allowed(self) -> list[str]:
+        """Output channels where a caller's own input may come back (not a leak)."""
+        return list(self.data.get("canaries", {}).get("echo_allowed", []))
 
     def output_validator(self, tool: str) -> Draft202012Validator:
         return validator(self.data["schemas"]["outputs"][tool])
 
     def error_validator(self) -> Draft202012Validator:
-        return validator(self.data["schemas"]["error"])
+        return validator(self.errors["schema"])
+
+    @property
+    def errors(self) -> dict[str, Any]:
+        """How the profile's failures look: schema of the error document, pointer to the code,
+        accepted channels (tool_result, jsonrpc)."""
+        return dict(self.data["errors"])
+
+    @property
+    def error_channels(self) -> list[str]:
+        declared = DECLARATION.get("error_channel")
+        return [declared] if declared else list(self.errors["channels"])
+
+    @property
+    def concerns(self) -> dict[str, Any]:
+        return dict(self.data.get("concerns", {}))
 
     def vectors(self) -> list[dict[str, Any]]:
         path = contracts_root() / "specs" / self.data["vectors"]
@@ -126,6 +159,16 @@ class Profile:
 
     def reference_command(self, transport: str) -> str:
         return self.data["reference"][transport]
+
+    def reference_declaration(self) -> str | None:
+        """The bundled reference's declaration file (absolute), if it ships one."""
+        name = self.data["reference"].get("declaration")
+        if not name:
+            return None
+        for base in (_PACKAGE.parent, contracts_root()):
+            if (base / name).is_file():
+                return str(base / name)
+        return None
 
     @property
     def phases(self) -> list[str]:
@@ -143,14 +186,21 @@ class Profile:
         return not req.phases or phase in req.phases
 
 
+# The implementation's declaration (--declare), set by the plugin: the choices a seed leaves open.
+DECLARATION: dict[str, Any] = {}
+
+
 def _requirements(spec_id: str, data: dict[str, Any]) -> dict[str, Requirement]:
     out = {}
     for item in data["requirements"]:
+        quote = item.get("quote", ())
         out[item["id"]] = Requirement(
             id=item["id"], spec=spec_id, tiers=tuple(item["tiers"]), strength=item["strength"],
             behavior=item["behavior"], source=str(item.get("source") or item.get("section", "")),
             transports=tuple(item.get("transports", ())), applies_when=item.get("applies_when"),
-            phases=tuple(item.get("phases", ())),
+            phases=tuple(item.get("phases", ())), basis=item["basis"],
+            quote=(quote,) if isinstance(quote, str) else tuple(quote),
+            document=item.get("document", data.get("seed")), reading=item.get("reading"),
         )
     return out
 

@@ -1,26 +1,28 @@
 """The pytest plugin (entry point `pytest11`): options, markers, requirement ids, profile
-selection, expectations, reports and the fixtures every suite test uses."""
+selection, preflight, verdicts (failures, advisories, expected failures), reports and the
+fixtures every suite test uses."""
 
 from __future__ import annotations
 
 import os
-import tempfile
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from . import contracts
+from . import contracts, declarations, preflight as preflight_mod
 from .expectations import Expectations, ExpectationsError
 from .harness import canaries
-from .harness.process import private_environment, render_command
-from .harness.sdk import SdkClient
-from .harness.http import HttpServer, free_port
-from .harness.stdio import Connection, ServerGone, StdioServer
 from .harness.fixtures import build_for
+from .harness.sdk import SdkClient
+from .harness.stdio import Connection
 from .harness.vault import Fixture
+from .names import ParameterNames
 from .report import ReportCollector
+from .servers import ServerFactory
+from .verdicts import (EXIT_SERVER_UNUSABLE, SELECTION, Finding, RequirementFailure, classify, esc)
 
 SUITE_DIR = Path(__file__).resolve().parent
 DEFAULT_PROFILE = "section-source-local"
@@ -36,8 +38,12 @@ class SuiteState:
     expectations: Expectations
     server_url: str | None = None
     canister_port: int = 0
+    strict: bool = False
     only_reqs: set[str] = field(default_factory=set)
     cited: dict[str, tuple[list[str], list[str]]] = field(default_factory=dict)  # nodeid -> (ids, tiers)
+    applicable: dict[str, list[str]] = field(default_factory=dict)  # nodeid -> ids, before -k/-m/--deselect
+    selected: set[str] = field(default_factory=set)
+    preflight: preflight_mod.Preflight | None = None
 
     @property
     def command(self) -> str:
@@ -49,8 +55,32 @@ class SuiteState:
             return f"running server at {self.server_url}"
         return self.server_cmd or f"bundled reference ({self.profile.reference_command(self.transport)})"
 
+    @property
+    def advisory_ids(self) -> set[str]:
+        return {r.id for r in self.profile.requirements.values() if r.basis == "profile"}
+
+    def rerun_command(self, nodeid: str, case: str | None = None) -> str:
+        """One line that reruns just this test (and case)."""
+        parts = ["retrieval-contract", "--profile", self.profile.id]
+        if self.transport != self.profile.transports[0] and not self.server_url:
+            parts += ["--transport", self.transport]
+        if self.phase and self.phase != self.profile.default_phase:
+            parts += ["--phase", self.phase]
+        if self.server_url:
+            parts += ["--server-url", self.server_url]
+        elif self.server_cmd:
+            parts += ["--server-cmd", self.server_cmd]
+        if self.strict:
+            parts.append("--strict")
+        module, _, rest = nodeid.partition("::")
+        parts.append(module.removesuffix(".py").replace("/", ".") + ("::" + rest if rest else ""))
+        if case:
+            parts += ["--case", case]
+        return shlex.join(parts)
+
 
 STATE = pytest.StashKey[SuiteState]()
+DECLARED = pytest.StashKey[str | None]()
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -71,14 +101,29 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="with --server-url on a hosted profile: loopback port for the suite's canister double, "
                          "the URL the running server was configured with (secrets from RC_JWT_SECRET, RC_GATEWAY_SECRET)")
     group.addoption("--phase", default=None, help="phase to accept, for profiles that define phases")
-    group.addoption("--expectations", default=None, help="YAML file of known failures by requirement id")
+    group.addoption("--expectations", default=None,
+                    help="YAML file of known failures, by requirement id or REQ-ID[case id]")
+    group.addoption("--declare", default=None,
+                    help="YAML declaration of the choices the seed leaves to the implementation "
+                         "(schemas/declaration.schema.json); without it the suite checks consistency only")
     group.addoption("--report", default=None, help="directory for results.json, results.md and junit.xml")
     group.addoption("--req", default=None, help="comma-separated requirement ids: run only tests citing them")
+    group.addoption("--case", default=None,
+                    help="comma-separated case ids (vector, attack, tool-and-root ids): sweeps try only these")
+    group.addoption("--rc-strict", action="store_true", default=False,
+                    help="advisories (requirements of the profile's own reading, basis: profile) fail the run "
+                         "(`retrieval-contract --strict`)")
+    group.addoption("--no-preflight", action="store_true", default=False,
+                    help="skip starting the server once before the run")
     parser.addini("rc_profile", "default profile for the retrieval-contract suite", default=DEFAULT_PROFILE)
 
 
 def _is_suite_item(item: pytest.Item) -> bool:
     return SUITE_DIR in Path(str(item.path)).resolve().parents
+
+
+def _is_worker(config: pytest.Config) -> bool:
+    return hasattr(config, "workerinput")
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -87,6 +132,7 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{tier}: retrieval-contract tier {tier}")
     config.addinivalue_line("markers", "req(*ids): requirement ids a test proves")
     config.addinivalue_line("markers", "profiles(*ids): profiles a suite module applies to")
+    config.addinivalue_line("markers", "inapplicable: a concern test the profile does not configure (dropped)")
     profile_id = config.getoption("--profile") or config.getini("rc_profile")
     try:
         profile = contracts.load_profile(profile_id)
@@ -104,9 +150,19 @@ def pytest_configure(config: pytest.Config) -> None:
     elif phase:
         raise pytest.UsageError(f"--phase: profile {profile_id} defines no phases")
     try:
-        expectations = Expectations.load(config.getoption("--expectations"), profile_id)
+        expectations = Expectations.load(config.getoption("--expectations"), profile)
     except ExpectationsError as exc:
         raise pytest.UsageError(str(exc))
+    contracts.DECLARATION.clear()
+    declaration = config.getoption("--declare")
+    if not declaration and not config.getoption("--server-cmd") and not config.getoption("--server-url"):
+        declaration = profile.reference_declaration()  # the bundled reference ships its own
+    if declaration:
+        try:
+            contracts.DECLARATION.update(declarations.load(declaration, profile))
+        except declarations.DeclarationError as exc:
+            raise pytest.UsageError(str(exc))
+    config.stash[DECLARED] = declaration
     only = {x.strip() for x in (config.getoption("--req") or "").split(",") if x.strip()}
     unknown = only - set(profile.requirements)
     if unknown:
@@ -117,18 +173,22 @@ def pytest_configure(config: pytest.Config) -> None:
     server_cmd = config.getoption("--server-cmd")
     if transport == "http" and server_cmd and "{port}" not in server_cmd:
         raise pytest.UsageError("--transport http: --server-cmd must take the port the suite picks as {port}")
-    config.stash[STATE] = SuiteState(
+    state = SuiteState(
         profile=profile, transport=transport, server_cmd=server_cmd, server_path=config.getoption("--server-path"),
         phase=phase, expectations=expectations, only_reqs=only, server_url=server_url,
-        canister_port=config.getoption("--canister-port"))
+        canister_port=config.getoption("--canister-port"), strict=config.getoption("--rc-strict"))
+    config.stash[STATE] = state
+    SELECTION.only_cases = {x.strip() for x in (config.getoption("--case") or "").split(",") if x.strip()}
+    SELECTION.expected_reqs = set(expectations.requirement_entries())
+    SELECTION.expected_cases = set(expectations.case_entries())
     report_dir = config.getoption("--report")
     if report_dir:
         Path(report_dir).mkdir(parents=True, exist_ok=True)
         if not getattr(config.option, "xmlpath", None):
             config.option.xmlpath = str(Path(report_dir) / "junit.xml")
-        if not hasattr(config, "workerinput"):
-            config.pluginmanager.register(ReportCollector(config, config.stash[STATE], Path(report_dir)),
-                                          "retrieval-contract-report")
+    if not _is_worker(config) and _runs_suite(config):
+        config.pluginmanager.register(
+            ReportCollector(config, state, Path(report_dir) if report_dir else None), "retrieval-contract-report")
 
 
 def _check_server_url(config: pytest.Config, profile: contracts.Profile, url: str) -> None:
@@ -154,49 +214,56 @@ def _check_server_url(config: pytest.Config, profile: contracts.Profile, url: st
                                 "use --server-cmd")
 
 
+def _runs_suite(config: pytest.Config) -> bool:
+    return any("contract_tests" in str(arg) for arg in config.args)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Preflight on the controlling process, before any worker starts."""
+    config = session.config
+    state = config.stash.get(STATE, None)
+    if (state is None or _is_worker(config) or not _runs_suite(config) or config.getoption("--no-preflight")
+            or config.getoption("collectonly")):
+        return
+    state.preflight = preflight_mod.run(state, _fixture_settings(state))
+    if not state.preflight.ok:
+        collector = config.pluginmanager.get_plugin("retrieval-contract-report")
+        if collector is not None:
+            collector.write_unusable(state.preflight)
+        pytest.exit(state.preflight.message(), returncode=EXIT_SERVER_UNUSABLE)
+
+
 def pytest_report_header(config: pytest.Config) -> list[str]:
     state = config.stash.get(STATE, None)
-    if state is None or not any("contract_tests" in str(arg) for arg in config.args):
+    if state is None or not _runs_suite(config):
         return []
+    reqs = state.profile.requirements.values()
+    advisory = sum(1 for r in reqs if r.basis == "profile")
     lines = [f"retrieval-contract: profile {state.profile.id}, transport {state.transport}, "
-             f"{len(state.profile.requirements)} requirements",
+             f"{len(state.profile.requirements)} requirements ({advisory} advisory"
+             f"{', failing the run under --strict' if state.strict else ''})",
              f"retrieval-contract: target {state.target}"]
     if state.phase:
         lines.append(f"retrieval-contract: phase {state.phase}")
-    lines.append(f"retrieval-contract: server {_probe_server_info(state)}")
+    if state.preflight is not None:
+        lines.append(f"retrieval-contract: server {state.preflight.describe()}")
+    if contracts.DECLARATION:
+        lines.append(f"retrieval-contract: declaration {config.stash.get(DECLARED, None)} "
+                     f"({', '.join(k for k in contracts.DECLARATION if k != 'profile')})")
     if state.expectations.source:
         lines.append(f"retrieval-contract: expectations {state.expectations.source} "
                      f"({len(state.expectations.failures)} known failures)")
     return lines
 
 
-def _probe_server_info(state: SuiteState) -> str:
-    """Start the target once on an empty vault and describe what initialize says."""
-    with tempfile.TemporaryDirectory(prefix="rc-probe-") as tmp:
-        fixture = build_for(state.profile, Path(tmp), _fixture_settings(state))
-        try:
-            try:
-                server = connect(state, fixture, Path(tmp))
-            except (OSError, ServerGone) as exc:
-                return f"could not start ({getattr(exc, 'strerror', None) or exc})"
-            try:
-                response = server.initialize()
-            except Exception as exc:  # noqa: BLE001 - the header only reports
-                return f"did not answer initialize ({type(exc).__name__})"
-            finally:
-                server.close(timeout=3)
-        finally:
-            if hasattr(fixture, "close"):
-                fixture.close()
-    result = response.get("result") or {}
-    info = result.get("serverInfo", {})
-    caps = ", ".join(sorted(result.get("capabilities", {}))) or "none"
-    return (f"{info.get('name', '?')} {info.get('version', '?')}, protocol {result.get('protocolVersion', '?')}, "
-            f"capabilities: {caps}")
-
-
 def item_requirements(item: pytest.Item) -> list[str]:
     return [req for mark in item.iter_markers("req") for req in mark.args]
+
+
+def _case_of(item: pytest.Item) -> str | None:
+    callspec = getattr(item, "callspec", None)
+    return callspec.id if callspec is not None else None
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -207,6 +274,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if not _is_suite_item(item):
             keep.append(item)
+            continue
+        if item.get_closest_marker("inapplicable"):
+            drop.append(item)
             continue
         ids = item_requirements(item)
         tiers = [t for t in contracts.TIERS if item.get_closest_marker(t)]
@@ -229,20 +299,104 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                 state.only_reqs and not state.only_reqs & set(ids)):
             drop.append(item)
             continue
-        item.user_properties.append(("requirements", ids))
-        expected = [r for r in ids if r in state.expectations.failures]
-        if expected:
-            reason = "; ".join(f"{r}: {state.expectations.failures[r]}" for r in expected)
-            item.add_marker(pytest.mark.xfail(reason=f"expected failure ({reason})", strict=True))
+        state.applicable[item.nodeid] = ids
+        for req in ids:
+            item.user_properties.append(("requirement", req))
         keep.append(item)
-    cited_ids = {r for ids, _tiers in state.cited.values() for r in ids}
-    problems += [f"stale expectation {p}" for p in
-                 state.expectations.stale(set(state.profile.requirements), cited_ids)]
     if problems:
-        raise pytest.UsageError("retrieval-contract suite is inconsistent:\n  " + "\n  ".join(problems))
+        raise pytest.UsageError("retrieval-contract: suite tests break the suite's conventions:\n  "
+                                + "\n  ".join(problems))
+    stale = state.expectations.stale(_cited_cases(state, items))
+    if stale:
+        raise pytest.UsageError("retrieval-contract: expectations file " + str(state.expectations.source) + ":\n  "
+                                + "\n  ".join(stale))
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+
+
+def _cited_cases(state: SuiteState, items: list[pytest.Item]) -> dict[str, set[str]]:
+    """Requirement id -> the parametrize ids of the tests citing it (for stale-entry checks)."""
+    out: dict[str, set[str]] = {}
+    for item in items:
+        if item.nodeid in state.cited:
+            case = _case_of(item)
+            for req in state.cited[item.nodeid][0]:
+                out.setdefault(req, set())
+                if case:
+                    out[req].add(case)
+    return out
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    state = session.config.stash.get(STATE, None)
+    if state is None:
+        return
+    state.selected = {item.nodeid for item in session.items}
+    if _is_worker(session.config):
+        session.config.workeroutput["rc_collection"] = {
+            "applicable": state.applicable, "selected": sorted(state.selected & set(state.applicable))}
+
+
+# --- verdicts ---------------------------------------------------------------------------
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    report: pytest.TestReport = yield
+    config = item.config
+    state = config.stash.get(STATE, None)
+    if state is None or not _is_suite_item(item) or item.nodeid not in state.applicable:
+        return report
+    ids = state.applicable[item.nodeid]
+    case = _case_of(item)
+    if report.failed:
+        exc = call.excinfo.value if call.excinfo is not None else None
+        if isinstance(exc, RequirementFailure):
+            findings = exc.findings
+        else:
+            crash = getattr(report.longrepr, "reprcrash", None)
+            text = esc(crash.message if crash is not None else str(report.longrepr), 600)
+            findings = [Finding(req, f"the test could not finish ({report.when}): {text}", None, None, "error")
+                        for req in ids]
+        if case in ids:
+            case = None  # a concern test's parameter is its requirement, not a case
+        findings = [Finding(f.req, f.message, f.case or case, f.request, f.kind) for f in findings]
+        _apply_verdict(report, state, item, findings)
+    elif report.when == "call" and report.passed and case is not None:
+        unexpected = [Finding(req, "listed as an expected failure, but passed", case, None, "xpass")
+                      for req in ids if (req, case) in SELECTION.expected_cases]
+        if unexpected:
+            _apply_verdict(report, state, item, unexpected)
+    return report
+
+
+def _apply_verdict(report: pytest.TestReport, state: SuiteState, item: pytest.Item, findings: list[Finding]) -> None:
+    verdict = classify(findings, state.advisory_ids, state.strict)
+    report.rc_findings = {"failing": [f.as_dict() for f in verdict.failing],
+                          "advisory": [f.as_dict() for f in verdict.advisory],
+                          "expected": [f.as_dict() for f in verdict.expected],
+                          "blocked": [f.as_dict() for f in verdict.blocked]}
+    for f in verdict.failing:
+        report.user_properties.append(("failed_requirement", f.req))
+    for f in verdict.advisory:
+        report.user_properties.append(("advisory_requirement", f.req))
+    if verdict.failing:
+        report.outcome = "failed"
+        lines = [f.render() for f in verdict.failing]
+        lines += [f"(advisory) {f.render()}" for f in verdict.advisory]
+        lines += [f"(expected) {f.render()}" for f in verdict.expected]
+        cases = sorted({f.case for f in verdict.failing if f.case and f.case != _case_of(item)})
+        lines.append("rerun: " + state.rerun_command(item.nodeid, cases[0] if len(cases) == 1 else None))
+        report.longrepr = "\n".join(lines)
+    elif verdict.advisory or verdict.blocked or not verdict.expected:
+        report.outcome = "passed"
+        report.longrepr = None
+    else:
+        report.outcome = "skipped"
+        report.wasxfail = "; ".join(
+            f"{f.req}{f'[{f.case}]' if f.case else ''}: {state.expectations.reason(f.req, f.case)}"
+            for f in verdict.expected)
+        report.longrepr = None
 
 
 # --- fixtures --------------------------------------------------------------------------
@@ -255,73 +409,6 @@ def suite(pytestconfig: pytest.Config) -> SuiteState:
 @pytest.fixture(scope="session")
 def profile(suite: SuiteState) -> contracts.Profile:
     return suite.profile
-
-
-def session_headers(fixture: Any, token: str | None = None) -> dict[str, str]:
-    """HTTP headers a session on `fixture` needs (a bearer token for hosted fixtures)."""
-    make = getattr(fixture, "session_headers", None)
-    return make(token) if make else {}
-
-
-def connect(suite: SuiteState, fixture: Any, home: Path, *, command: str | None = None,
-            extra: dict[str, str] | None = None, token: str | None = None) -> Connection:
-    """Start the target for `fixture` over the suite's transport and return the connection.
-
-    With --server-url nothing is started: a new session on the running server is returned.
-    """
-    headers = session_headers(fixture, token)
-    if suite.server_url:
-        return HttpServer(suite.server_url, headers=headers)
-    port = str(free_port()) if suite.transport == "http" else ""
-    values = {**fixture.placeholders(), "port": port, "phase": suite.phase or "", **(extra or {})}
-    argv = render_command(command or suite.command, values)
-    env = private_environment(home) | suite.profile.environment(values)
-    if suite.transport == "http":
-        return HttpServer(f"http://127.0.0.1:{port}{suite.server_path}", argv, env=env, cwd=home, headers=headers)
-    return StdioServer(argv, env=env, cwd=home)
-
-
-class ServerFactory:
-    """Starts servers for the profile's command; remembers them for leak scans and cleanup."""
-
-    def __init__(self, suite: SuiteState, base: Path) -> None:
-        self.suite = suite
-        self.base = base
-        self.started: list[StdioServer] = []
-        self._homes = 0
-
-    def fresh_home(self) -> Path:
-        self._homes += 1
-        home = self.base / f"server-home-{self._homes}"
-        home.mkdir(parents=True)
-        private_environment(home)  # creates HOME, XDG and TMPDIR before any snapshot
-        return home
-
-    def start(self, fixture: Any, *, home: Path | None = None, command: str | None = None,
-              extra: dict[str, str] | None = None, token: str | None = None) -> Connection:
-        if self.suite.server_url and (command or extra):
-            pytest.skip("needs a server the suite starts with its own settings (--server-cmd), "
-                        "not the running one at --server-url")
-        home = home or self.fresh_home()
-        server = connect(self.suite, fixture, home, command=command, extra=extra, token=token)
-        self.started.append(server)
-        return server
-
-    def session(self, server: Connection, fixture: Any, token: str | None = None) -> HttpServer:
-        """Another session on the same running HTTP server, with its own (or the default) token."""
-        assert isinstance(server, HttpServer), "sessions are an HTTP notion"
-        attached = HttpServer(server.url, headers=session_headers(fixture, token))
-        self.started.append(attached)
-        return attached
-
-    @property
-    def can_restart(self) -> bool:
-        return not self.suite.server_url
-
-    def close_all(self) -> None:
-        for server in self.started:
-            if server.alive():
-                server.close(timeout=3)
 
 
 @pytest.fixture(scope="session")
@@ -377,6 +464,12 @@ def client(server: Connection):
     sdk.close()
 
 
+@pytest.fixture(scope="session")
+def names(client, profile: contracts.Profile) -> ParameterNames:
+    """The server's names for the parameters the profile drives (declared, default or found)."""
+    return ParameterNames(profile, client.list_tools())
+
+
 @pytest.fixture(autouse=True)
 def _canary_guard(request: pytest.FixtureRequest):
     """After every suite test, scan what every server wrote during it for canary tokens."""
@@ -388,15 +481,14 @@ def _canary_guard(request: pytest.FixtureRequest):
     profile: contracts.Profile = request.getfixturevalue("profile")
     marks = {id(s): s.transcript.mark() for s in factory.started}
     yield
-    leaks, reqs = [], set()
+    findings = []
     for srv in factory.started:
-        for channel, lines in zip(("stdout", "stderr"), srv.transcript.since(marks.get(id(srv), (0, 0, 0)))):
-            rules = profile.leak_requirements(channel)
-            found = canaries.scan_lines(lines, fixture.canaries, channel, rules)
-            leaks += found
-            reqs |= {rules[leak.cls] for leak in found}
-    if leaks:
-        reqs = sorted(reqs)
-        request.node.user_properties.append(("leak_requirements", reqs))
-        pytest.fail("[" + ", ".join(reqs) + "] server output leaked: " + "; ".join(map(str, leaks[:5])),
-                    pytrace=False)
+        out, err = srv.transcript.since(marks.get(id(srv), (0, 0, 0)))
+        for req, leak in canaries.scan_output(out, fixture.canaries, profile.output_canaries,
+                                              srv.sent_params, profile.echo_allowed):
+            findings.append(Finding(req, f"server output leaked: {leak}"))
+        rules = profile.leak_requirements("stderr")
+        for leak in canaries.scan_lines(err, fixture.canaries, "stderr", rules):
+            findings.append(Finding(rules[leak.cls], f"server log leaked: {leak}"))
+    if findings:
+        raise RequirementFailure(findings)

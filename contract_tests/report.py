@@ -1,130 +1,300 @@
-"""Per-requirement results: results.json and results.md (JUnit XML comes from pytest)."""
+"""Per-requirement verdicts: the terminal summary, results.json and results.md (JUnit XML comes
+from pytest, with requirement ids as properties).
+
+A test's findings count only against the requirement ids they name. Verdicts per
+requirement: pass, fail, advisory (a failed requirement of the profile's own reading, not
+failing the run unless --strict), xfail (expected by the implementer), partial (some of its
+tests were deselected, or stopped at another requirement's failure), not-run, skip, n/a (a
+requirement of another transport or phase).
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 import json
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
+if TYPE_CHECKING:
+    from .plugin import SuiteState
+    from .preflight import Preflight
+
 EVIDENCE_CHARS = 600
+SHOWN_CAUSES = 8
 
 
-def _outcome(report: pytest.TestReport) -> str:
-    if hasattr(report, "wasxfail"):
-        return "xfail" if report.skipped else "xpass"
-    return report.outcome  # passed / failed / skipped
-
-
-def _evidence(report: pytest.TestReport) -> str:
-    crash = getattr(report.longrepr, "reprcrash", None)
-    text = crash.message if crash is not None else str(report.longrepr or "")
-    if hasattr(report, "wasxfail") and report.skipped:
-        text = report.wasxfail
-    return text[:EVIDENCE_CHARS]
+def _skip_reason(report: pytest.TestReport) -> str:
+    """A skip's reason as a sentence, without pytest's (path, line, text) tuple."""
+    longrepr = report.longrepr
+    if isinstance(longrepr, tuple) and len(longrepr) == 3:
+        text = str(longrepr[2])
+    else:
+        text = str(longrepr or "")
+    return text.removeprefix("Skipped: ")
 
 
 class ReportCollector:
     """Registered on the controlling process only; xdist forwards workers' reports here."""
 
-    def __init__(self, config: pytest.Config, state: Any, directory: Path) -> None:
+    def __init__(self, config: pytest.Config, state: "SuiteState", directory: Path | None) -> None:
         self.config = config
         self.state = state
         self.directory = directory
         self.started = time.time()
         self.tests: dict[str, dict[str, Any]] = {}
-        self.server_info: dict[str, Any] | None = None
+        self.collection: dict[str, Any] | None = None
+        self.problems: list[str] = []
+
+    # -- collecting ------------------------------------------------------------------
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        output = getattr(node, "workeroutput", {}) or {}
+        if self.collection is None and "rc_collection" in output:
+            self.collection = output["rc_collection"]
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        props = dict(report.user_properties)
+        reqs = [value for name, value in report.user_properties if name == "requirement"]
+        if not reqs:
+            return
         entry = self.tests.setdefault(report.nodeid, {
-            "nodeid": report.nodeid, "outcome": "passed", "duration_s": 0.0, "evidence": "",
-            "requirements": props.get("requirements", []), "leaks": []})
-        entry["requirements"] = props.get("requirements", entry["requirements"])
-        entry["leaks"] = props.get("leak_requirements", entry["leaks"])
+            "nodeid": report.nodeid, "requirements": reqs, "outcome": "passed", "duration_s": 0.0,
+            "failing": [], "advisory": [], "expected": [], "blocked": [], "skip": "", "error": ""})
         entry["duration_s"] = round(entry["duration_s"] + report.duration, 4)
-        self.server_info = props.get("server_info", self.server_info)
-        outcome = _outcome(report)
-        if report.when == "call" or outcome in ("failed", "skipped", "xfail"):
-            if entry["outcome"] != "failed":
-                entry["outcome"] = outcome
-            if outcome in ("failed", "xfail", "skipped", "xpass"):
-                entry["evidence"] = _evidence(report) if outcome != "xpass" else "unexpected pass"
-                if outcome == "xpass":
-                    entry["outcome"] = "failed"
+        findings = getattr(report, "rc_findings", None) or {}
+        for kind in ("failing", "advisory", "expected", "blocked"):
+            entry[kind] += findings.get(kind, [])
+        if report.failed:
+            entry["outcome"] = "failed"
+            if not findings:
+                entry["error"] = str(report.longrepr)[:EVIDENCE_CHARS]
+        elif report.skipped and entry["outcome"] != "failed":
+            if hasattr(report, "wasxfail"):
+                entry["outcome"] = "xfail"
+            else:
+                entry["outcome"] = "skipped"
+                entry["skip"] = _skip_reason(report)
 
-    def _rows(self) -> list[dict[str, Any]]:
-        per_req: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    # -- verdicts --------------------------------------------------------------------
+    def _collection(self) -> tuple[dict[str, list[str]], set[str]]:
+        if self.collection is not None:
+            return self.collection["applicable"], set(self.collection["selected"])
+        return self.state.applicable, self.state.selected & set(self.state.applicable)
+
+    def rows(self) -> list[dict[str, Any]]:
+        applicable, selected = self._collection()
+        per_req: dict[str, list[tuple[str, dict[str, Any]]]] = defaultdict(list)
         for test in self.tests.values():
+            named: dict[str, str] = {}
+            for kind, verdict in (("blocked", "incomplete"), ("expected", "xfail"), ("advisory", "advisory"),
+                                  ("failing", "fail")):
+                for f in test[kind]:
+                    named[f["req"]] = verdict
             for req in test["requirements"]:
-                per_req[req].append(test)
-            for req in test["leaks"]:
-                if req not in test["requirements"]:
-                    per_req[req].append({**test, "outcome": "failed"})
+                if req in named:
+                    continue
+                named[req] = {"passed": "pass", "skipped": "skip", "xfail": "pass"}.get(test["outcome"], "incomplete")
+            for req, verdict in named.items():
+                per_req[req].append((verdict, test))
+        deselected: Counter[str] = Counter()
+        for nodeid, ids in applicable.items():
+            if nodeid not in selected:
+                deselected.update(ids)
         rows = []
         for req in self.state.profile.requirements.values():
-            tests = per_req.get(req.id, [])
-            outcomes = {t["outcome"] for t in tests}
+            runs = per_req.get(req.id, [])
+            verdicts = Counter(v for v, _t in runs)
             if not self.state.profile.applies(req.id, self.state.transport, self.state.phase):
-                status = "n/a"  # a requirement of another transport or phase
-            elif "failed" in outcomes:
+                status = "n/a"
+            elif verdicts["fail"]:
                 status = "fail"
-            elif "xfail" in outcomes:
+            elif verdicts["advisory"]:
+                status = "fail" if self.state.strict else "advisory"
+            elif verdicts["xfail"]:
                 status = "xfail"
-            elif "passed" in outcomes:
+            elif deselected[req.id] or verdicts["incomplete"]:
+                status = "partial" if verdicts["pass"] else "not-run"
+            elif verdicts["pass"]:
                 status = "pass"
-            elif "skipped" in outcomes:
+            elif verdicts["skip"]:
                 status = "skip"
             else:
                 status = "not-run"
             rows.append({
-                "id": req.id, "spec": req.spec, "strength": req.strength, "tiers": list(req.tiers),
-                "behavior": req.behavior, "source": req.source, "status": status,
-                "tests": [{k: t[k] for k in ("nodeid", "outcome", "duration_s", "evidence")} for t in tests],
+                "id": req.id, "spec": req.spec, "basis": req.basis, "strength": req.strength,
+                "tiers": list(req.tiers), "behavior": req.behavior, "source": req.source, "status": status,
+                "quote": list(req.quote), "document": req.document if req.basis == "seed" else None,
+                "tests_total": len(runs) + deselected[req.id],
+                "tests_failing": verdicts["fail"] + verdicts["advisory"],
+                "tests_deselected": deselected[req.id],
+                "evidence": self._evidence(req.id, runs),
+                "tests": [{"nodeid": t["nodeid"], "verdict": v, "duration_s": t["duration_s"]} for v, t in runs],
             })
         return rows
 
+    @staticmethod
+    def _evidence(req: str, runs: list[tuple[str, dict[str, Any]]]) -> list[str]:
+        out: list[str] = []
+        for verdict, test in runs:
+            if verdict in ("fail", "advisory", "xfail"):
+                out += [_render(f) for kind in ("failing", "advisory", "expected") for f in test[kind] if f["req"] == req]
+            elif verdict == "skip" and test["skip"]:
+                out.append(f"skipped: {test['skip']}")
+            elif verdict == "incomplete":
+                blocked = [_render(f) for f in test["blocked"] if f["req"] == req]
+                out += blocked or [f"{test['nodeid']} stopped at another requirement's failure before checking "
+                                   "this one"]
+        return [e[:EVIDENCE_CHARS] for e in out]
+
+    def expectation_problems(self, rows: list[dict[str, Any]]) -> list[str]:
+        """Unexpected passes of whole requirements, and case entries no test or sweep met."""
+        if not self.state.expectations.source:
+            return []
+        from .verdicts import SELECTION
+        status = {r["id"]: r for r in rows}
+        seen = {(f["req"], f.get("case")) for t in self.tests.values() for kind in ("expected", "failing")
+                for f in t[kind]}
+        problems = []
+        for key in self.state.expectations.requirement_entries():
+            row = status[key]
+            if row["status"] in ("pass", "partial") and not row["tests_deselected"]:
+                problems.append(f"unexpected pass: {key} is listed as an expected failure, but every test passed")
+        for req, case in self.state.expectations.case_entries():
+            row = status[req]
+            if (req, case) in seen or row["tests_deselected"] or row["status"] in ("not-run", "n/a"):
+                continue
+            if SELECTION.only_cases and case not in SELECTION.only_cases:
+                continue
+            problems.append(f"stale entry {req}[{case}]: no test or sweep case with that id ran")
+        return problems
+
+    # -- output ----------------------------------------------------------------------
+    def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int) -> None:
+        rows = self.rows()
+        write = terminalreporter.write_line
+        groups = [("fail", "failed requirements"),
+                  ("advisory", "advisories: the profile's own reading (basis: profile); they fail the run only "
+                               "under --strict")]
+        for status, title in groups:
+            chosen = [r for r in rows if r["status"] == status]
+            if not chosen:
+                continue
+            terminalreporter.section(f"retrieval-contract: {title}", sep="-")
+            for row in chosen:
+                write(f"{row['id']} ({row['basis']}): {row['tests_failing']} of {row['tests_total']} tests failing "
+                      f"- {row['behavior']}")
+                causes = Counter(row["evidence"])
+                for text, count in causes.most_common(SHOWN_CAUSES):
+                    first, *rest = text.splitlines() or [""]
+                    write(f"    {'%dx ' % count if count > 1 else ''}{first}")
+                    for line in rest[:3]:
+                        write(f"      {line}")
+                if len(causes) > SHOWN_CAUSES:
+                    write(f"    ... and {len(causes) - SHOWN_CAUSES} more distinct causes")
+        self.problems = self.expectation_problems(rows)
+        if self.problems:
+            terminalreporter.section("retrieval-contract: expectations file", sep="-")
+            for problem in self.problems:
+                write(problem)
+        counts = Counter(r["status"] for r in rows)
+        write("retrieval-contract: requirements " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+
+    @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        rows = self._rows()
-        summary: dict[str, int] = defaultdict(int)
-        for row in rows:
-            summary[row["status"]] += 1
-        document = {
+        rows = self.rows()
+        if not self.problems:
+            self.problems = self.expectation_problems(rows)
+        if self.problems and session.exitstatus == 0:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if self.directory is None:
+            return
+        summary = Counter(r["status"] for r in rows)
+        document = self._document(rows, int(session.exitstatus), dict(summary))
+        document["expectation_problems"] = self.problems
+        self._write(document)
+
+    def _document(self, rows: list[dict[str, Any]], exit_status: int, summary: dict[str, int]) -> dict[str, Any]:
+        preflight = self.state.preflight
+        return {
             "suite": "retrieval-contract",
             "profile": self.state.profile.id,
             "phase": self.state.phase,
             "transport": self.state.transport,
             "target": self.state.target,
-            "server_info": self.server_info,
+            "strict": self.state.strict,
+            "server_info": preflight.server_info if preflight else None,
+            "server_unusable": None if preflight is None or preflight.ok else preflight.as_dict(),
             "expectations": self.state.expectations.source,
             "started": dt.datetime.fromtimestamp(self.started, dt.timezone.utc).isoformat(),
             "duration_s": round(time.time() - self.started, 2),
-            "exit_status": int(exitstatus),
-            "summary": dict(summary),
+            "exit_status": exit_status,
+            "summary": summary,
             "requirements": rows,
         }
+
+    def write_unusable(self, preflight: "Preflight") -> None:
+        """The report of a run that never started: every requirement not-run, and why."""
+        if self.directory is None:
+            return
+        from .verdicts import EXIT_SERVER_UNUSABLE
+        rows = [{"id": r.id, "spec": r.spec, "basis": r.basis, "strength": r.strength, "tiers": list(r.tiers),
+                 "behavior": r.behavior, "source": r.source, "status": "not-run", "quote": list(r.quote),
+                 "document": r.document if r.basis == "seed" else None, "tests_total": 0, "tests_failing": 0,
+                 "tests_deselected": 0, "evidence": [], "tests": []}
+                for r in self.state.profile.requirements.values()]
+        self._write(self._document(rows, EXIT_SERVER_UNUSABLE, {"not-run": len(rows)}))
+
+    def _write(self, document: dict[str, Any]) -> None:
+        assert self.directory is not None
         (self.directory / "results.json").write_text(json.dumps(document, indent=2), encoding="utf-8")
         (self.directory / "results.md").write_text(render_markdown(document), encoding="utf-8")
 
 
+def _render(finding: dict[str, Any]) -> str:
+    head = f"[{finding['req']}]" + (f" {finding['case']}:" if finding.get("case") else "")
+    text = f"{head} {finding['message']}"
+    if finding.get("request"):
+        text += f"\n    request: {finding['request']}"
+    return text
+
+
+def _cell(text: str, limit: int = 200) -> str:
+    text = text.replace("|", "\\|").replace("\n", " ")
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 def render_markdown(doc: dict[str, Any]) -> str:
-    lines = [
-        f"# retrieval-contract: {doc['profile']}",
-        "",
+    lines = [f"# retrieval-contract: {doc['profile']}", ""]
+    unusable = doc.get("server_unusable")
+    if unusable:
+        lines += ["> **The server never started: no test was run.**", ">",
+                  f"> {_cell(unusable.get('problem', ''), 500)}", ">", f"> command: `{unusable.get('command')}`"]
+        if unusable.get("exit_status") is not None:
+            lines.append(f"> exit status: {unusable['exit_status']}")
+        if unusable.get("stderr_tail"):
+            lines += [">", "> server stderr (tail):", ">", *[f">     {line}" for line in unusable["stderr_tail"]]]
+        lines.append("")
+    lines += [
         f"- target: `{doc['target']}`",
-        f"- transport: {doc['transport']}" + (f", phase {doc['phase']}" if doc["phase"] else ""),
+        f"- transport: {doc['transport']}" + (f", phase {doc['phase']}" if doc["phase"] else "")
+        + (", strict (advisories fail the run)" if doc.get("strict") else ""),
         "- summary: " + ", ".join(f"{k} {v}" for k, v in sorted(doc["summary"].items())),
         "",
-        "| requirement | strength | tiers | status | tests | evidence |",
-        "|---|---|---|---|---|---|",
     ]
-    for row in doc["requirements"]:
-        evidence = next((t["evidence"] for t in row["tests"] if t["evidence"]), "")
-        evidence = evidence.replace("|", "\\|").replace("\n", " ")[:200]
-        lines.append(f"| {row['id']} | {row['strength']} | {', '.join(row['tiers'])} | {row['status']} "
-                     f"| {len(row['tests'])} | {evidence} |")
-    return "\n".join(lines) + "\n"
+    sections = [("Failures", lambda r: r["status"] == "fail"),
+                ("Advisories (basis: profile; fail only under --strict)", lambda r: r["status"] == "advisory"),
+                ("All requirements", lambda r: True)]
+    for title, keep in sections:
+        chosen = [r for r in doc["requirements"] if keep(r)]
+        if not chosen:
+            continue
+        lines += [f"## {title}", "", "| requirement | basis | tiers | verdict | failing | evidence |",
+                  "|---|---|---|---|---|---|"]
+        for row in chosen:
+            evidence = "<br>".join(_cell(e, 160) for e in row["evidence"][:3])
+            lines.append(f"| {row['id']} | {row['basis']} | {', '.join(row['tiers'])} | {row['status']} "
+                         f"| {row['tests_failing']}/{row['tests_total']} | {evidence} |")
+        lines.append("")
+    return "\n".join(lines)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -40,24 +39,9 @@ def run_suite(tmp_path: Path, *args: str, timeout: int = 900, env: dict[str, str
 
 
 def mutant_command(name: str) -> str:
-    """The suite's --server-cmd for a mutant (rt_* mutants belong to retrieval-tools)."""
-    if name.startswith("rt_"):
-        return f"{{python}} {shlex.quote(str(MUTANTS / 'launch_retrieval_tools.py'))} {name}"
-    if name.startswith("hosted_"):
-        return f"{{python}} {shlex.quote(str(MUTANTS / 'launch_hosted.py'))} {name} --port {{port}} --phase {{phase}}"
-    http = " --http --port {port}" if name.startswith("http_") else ""
-    return f"{{python}} {shlex.quote(str(MUTANTS / 'launch.py'))} {name} --vault {{vault}}{http}"
-
-
-def mutant_suite_args(name: str) -> list[str]:
-    """--profile (and --transport or --phase) for a mutant, by its name."""
-    if name.startswith("rt_"):
-        return ["--profile", "retrieval-tools"]
-    if name.startswith("hosted_"):
-        return ["--profile", "section-source-hosted", "--phase", "1K" if name.endswith("_1k") else "1L"]
-    if name.startswith("http_"):
-        return ["--profile", "section-source-local", "--transport", "http"]
-    return ["--profile", "section-source-local"]
+    """The suite's --server-cmd for a registered mutant or variant."""
+    from tests.mutants import command, registry
+    return command(registry()[name])
 
 
 @pytest.fixture

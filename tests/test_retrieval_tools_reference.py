@@ -22,14 +22,14 @@ from reference.retrieval_tools.paths import normalize, resolve, round_trips
 from reference.retrieval_tools.tools import FIELDS, call_tool, preview_of, schema
 
 ROOT = Path(__file__).resolve().parent.parent
-CATALOGUE = yaml.safe_load((ROOT / "specs" / "catalogues" / "retrieval-tools-errors.yaml").read_text(encoding="utf-8"))
+CATALOGUE = yaml.safe_load((ROOT / "reference" / "retrieval_tools" / "contract" / "errors.yaml").read_text(encoding="utf-8"))
 ERROR_SCHEMA = Draft202012Validator(schema("error"))
 TOOL_NAMES = ("search", "open_file", "get_snippet", "list_dir")
 
 
 # -- fixture -----------------------------------------------------------------------------
 def build_fixture(root: Path) -> Path:
-    """The layout the suite builds (contract_tests/harness/roots.py; specs/catalogues/retrieval-tools-errors.yaml,
+    """The layout the suite builds (contract_tests/harness/roots.py; reference/retrieval_tools/contract/errors.yaml,
     `fixture_layout`), with tokens of our own to prove what is never shown."""
     docs, code = root / "docs", root / "code"
     texts = {

@@ -69,3 +69,73 @@ def scan_lines(lines: Iterable[str], tokens: dict[str, str], channel: str,
             for leak in scan_text(text, tokens, channel, classes):
                 leaks.setdefault((leak.cls, leak.channel), leak)
     return list(leaks.values())
+
+
+def response_channel(message: Any) -> str:
+    """Which output channel a server message belongs to: `errors` (a JSON-RPC error or an
+    isError tool result), `results` (any other response) or `notices` (requests and
+    notifications the server sent)."""
+    if not isinstance(message, dict):
+        return "results"
+    if "error" in message:
+        return "errors"
+    result = message.get("result")
+    if isinstance(result, dict) and result.get("isError") is True:
+        return "errors"
+    return "results" if "result" in message else "notices"
+
+
+def scan_output(lines: Iterable[str], tokens: dict[str, str], rules: dict[str, dict[str, str]],
+                sent: dict[Any, Any] | None = None, echo_allowed: Iterable[str] = ()) -> list[tuple[str, Leak]]:
+    """Scan a server's protocol output (stdout, or HTTP bodies) channel by channel.
+
+    `rules` maps a channel (results, errors) to {canary class: requirement id}. On the
+    channels in `echo_allowed`, a token that only appears inside what the caller itself sent
+    in that request (`sent`: request id -> params) is not a leak. Returns (requirement, leak)."""
+    found: dict[tuple[str, str], tuple[str, Leak]] = {}
+    echo_allowed = set(echo_allowed)
+    for line, message in _messages(lines):
+        channel = response_channel(message) if message is not None else "results"
+        classes = rules.get(channel, {})
+        if not classes:
+            continue
+        texts = [line] if message is None else list(strings(message))
+        if channel in echo_allowed and isinstance(message, dict) and sent:
+            params = sent.get(message.get("id"))
+            own = [t for t in strings(params) if len(t) >= 6] if params is not None else []
+            if own:
+                texts = [_without(t, own) for t in texts]
+        for text in texts:
+            for leak in scan_text(text, tokens, channel, classes):
+                found.setdefault((leak.cls, channel), (classes[leak.cls], leak))
+    return list(found.values())
+
+
+def _without(text: str, parts: list[str]) -> str:
+    for part in sorted(parts, key=len, reverse=True):
+        text = text.replace(part, " ")
+    return text
+
+
+def _messages(lines: Iterable[str]) -> Iterable[tuple[str, Any]]:
+    """(text, parsed JSON-RPC message or None) for each output line; an SSE body (HTTP) gives
+    one entry per `data:` message."""
+    for line in lines:
+        try:
+            yield line, json.loads(line)
+            continue
+        except ValueError:
+            pass
+        data = [chunk[5:].strip() for chunk in line.splitlines() if chunk.startswith("data:")]
+        parsed = []
+        for chunk in data:
+            try:
+                parsed.append(json.loads(chunk))
+            except ValueError:
+                parsed = []
+                break
+        if parsed:
+            for message in parsed:
+                yield json.dumps(message), message
+        else:
+            yield line, None

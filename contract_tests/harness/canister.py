@@ -15,8 +15,10 @@ not carry: `notepath` (a segment of a valid note's path), `vaultid`, `userid` an
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -24,14 +26,18 @@ from typing import Any
 import jwt
 
 from . import tokens, vault
-from .upstream import UpstreamDouble, note_payload
+from .adapter import ContractFixture, Reads, register
+from .upstream import NOTES_PREFIX, UpstreamDouble, note_payload, read_path
 
 ROLES = ("viewer", "editor", "evaluator", "admin")
 _UNSET: Any = object()
 
 
+@register
 @dataclass
-class CanisterFixture:
+class CanisterFixture(ContractFixture):
+    kind = "canister"
+    injection_texts = vault.PROMPT_INJECTION_HEADINGS
     root: Path
     canaries: dict[str, str]
     upstream: UpstreamDouble
@@ -86,6 +92,66 @@ class CanisterFixture:
 
     def close(self) -> None:
         self.upstream.stop()
+
+    @classmethod
+    def build(cls, profile: Any, base: Path, settings: dict[str, Any]) -> "CanisterFixture":
+        return build_canister(base, profile.vectors(), profile.limits, **settings)
+
+    # -- ContractFixture ----------------------------------------------------------------
+    def items(self) -> list[str]:
+        return list(self.notes)
+
+    def write(self, relative: str, text: str) -> None:
+        self.texts[relative] = text
+        self.put(relative, text)
+
+    def remove(self, relative: str) -> None:
+        self.texts.pop(relative, None)
+        self.upstream.delete_note(self.vault_id, relative)
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[Reads]:
+        """Reads are the double's requests: `vault/<note>` for a one-note GET of the session's
+        vault, the request line for anything else."""
+        before = len(self.upstream.requests)
+        reads = Reads()
+        yield reads
+        for request in self.upstream.requests[before:]:
+            path = read_path(request)
+            if path is not None and request.headers.get("x-vault-id") == self.vault_id:
+                reads.locations.append(f"vault/{path}")
+            else:
+                reads.locations.append(f"request {request.method} {request.path}")
+
+    def allowed_ports(self) -> tuple[int, ...]:
+        return (self.upstream.address[1],)
+
+    def snapshot(self) -> Any:
+        return len(self.upstream.requests)
+
+    def changes(self, before: Any) -> list[str]:
+        """Requests that could change the store: anything but GET."""
+        return [f"{r.method} {r.path}" for r in self.upstream.requests[before:] if r.method != "GET"]
+
+    def attack_roots(self) -> list[str]:
+        return ["vault"]
+
+    def attack_placeholders(self, root: str) -> dict[str, str]:
+        return self.corpus_placeholders()
+
+    def derived_attacks(self, root: str) -> list[dict[str, Any]]:
+        base = self.fake_vault_path
+        return [
+            {"id": "derived-back-in-vault", "category": "traversal", "path": "../vault/inbox/example.md",
+             "expect": "reject"},
+            {"id": "derived-down-up-vault", "category": "traversal", "path": "inbox/..", "expect": "reject"},
+            {"id": "derived-down-up-back-vault", "category": "traversal", "path": "inbox/../inbox/example.md",
+             "expect": "reject"},
+            {"id": "derived-other-vault", "category": "traversal", "path": f"../{self.other_vault_id}/"
+             f"{self.other_vault_only}", "expect": "reject"},
+            {"id": "derived-absolute-inside-vault", "category": "absolute-inside",
+             "path": f"{base}/inbox/example.md", "expect": "reject"},
+        ]
 
 
 def build_canister(base: Path, vectors: list[dict[str, Any]], limits: dict[str, Any], *,

@@ -1,4 +1,5 @@
-"""Which synthetic data a profile's suite runs on: a profile names its fixture kind in its spec."""
+"""Which synthetic data a profile's suite runs on: a profile names its fixture kind in its spec,
+and each kind (harness/adapter.py KINDS) builds itself."""
 
 from __future__ import annotations
 
@@ -6,28 +7,14 @@ from pathlib import Path
 from typing import Any
 
 from ..contracts import Profile
-from . import canister, roots, vault
+from . import canister, roots, vault  # noqa: F401 - each module registers its kind
+from .adapter import KINDS, ContractFixture
 
 
-def _vault(profile: Profile, base: Path, settings: dict[str, Any]) -> Any:
-    return vault.build_fixture(base, profile.vectors(), profile.limits)
-
-
-def _roots(profile: Profile, base: Path, settings: dict[str, Any]) -> Any:
-    return roots.build_roots(base)
-
-
-def _canister(profile: Profile, base: Path, settings: dict[str, Any]) -> Any:
-    return canister.build_canister(base, profile.vectors(), profile.limits, **settings)
-
-
-BUILDERS = {"vault": _vault, "roots": _roots, "canister": _canister}
-
-
-def build_for(profile: Profile, base: Path, settings: dict[str, Any] | None = None) -> Any:
+def build_for(profile: Profile, base: Path, settings: dict[str, Any] | None = None) -> ContractFixture:
     """Build the profile's fixture; `settings` (fixed port, secrets) only for a running server."""
     try:
-        builder = BUILDERS[profile.fixture_kind]
+        kind = KINDS[profile.fixture_kind]
     except KeyError:
         raise ValueError(f"profile {profile.id}: unknown fixture kind {profile.fixture_kind!r}") from None
-    return builder(profile, base, settings or {})
+    return kind.build(profile, base, settings or {})

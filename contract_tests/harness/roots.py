@@ -6,6 +6,13 @@ expected search results and listings from this table instead of re-implementing 
 Layout (policies/path-attacks.yaml relies on the links/, outside/ and *_evil/ names):
   <root>/docs, <root>/code     the two roots
   <root>/outside, <root>/vault_evil, <root>/docs_evil, <root>/code_evil   never readable
+
+Fixtures are split by concern, so that one defect cannot spoil the check of another: the
+plain roots (`traps="none"`) hold no symlink at all, and carry the search order, limits,
+truncation, gitignore and listing checks; `traps="all"` adds symlinks out of the roots and into
+the other root (file and directory links) for the path attacks; `traps="files"` adds only
+file links, so a server whose search breaks on directory links still shows whether search
+follows a link out of its root.
 """
 
 from __future__ import annotations
@@ -14,6 +21,9 @@ import os
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+from .adapter import DiskFixture, derived_disk_attacks, register
 
 REPOS = ("docs", "code")
 NEEDLE_COMMON = "needle-common"
@@ -41,11 +51,17 @@ class FileSpec:
         return [p[:-1] if p.endswith("\r") else p for p in parts]
 
 
+@register
 @dataclass
-class RootsFixture:
+class RootsFixture(DiskFixture):
+    kind = "roots"
     root: Path
     canaries: dict[str, str]
     files: list[FileSpec] = field(default_factory=list)
+    traps: str = "none"
+    links: list[tuple[str, str]] = field(default_factory=list)  # (repo, root-relative link path)
+    locked: list[str] = field(default_factory=list)  # unreadable entries (twin "locked")
+    _twins: dict[str, "RootsFixture"] = field(default_factory=dict, repr=False)
 
     def repo_root(self, repo: str) -> Path:
         return self.root / repo
@@ -53,6 +69,50 @@ class RootsFixture:
     def placeholders(self) -> dict[str, str]:
         return {"docs_root": str(self.root / "docs"), "code_root": str(self.root / "code"),
                 "root": str(self.root)}
+
+    @classmethod
+    def build(cls, profile: Any, base: Path, settings: dict[str, Any]) -> "RootsFixture":
+        return build_roots(base)
+
+    # -- ContractFixture ----------------------------------------------------------------
+    def items(self) -> list[str]:
+        return [f"{f.repo}/{f.path}" for f in self.files]
+
+    def write(self, relative: str, text: str) -> None:
+        repo, _, path = relative.partition("/")
+        target = self.root / repo / path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(text.encode("utf-8"))
+
+    def remove(self, relative: str) -> None:
+        (self.root / relative).unlink()
+
+    def attack_roots(self) -> list[str]:
+        return list(REPOS)
+
+    def attack_placeholders(self, root: str) -> dict[str, str]:
+        return {"vault": str(self.repo_root(root)), "root": str(self.root)}
+
+    def derived_attacks(self, root: str) -> list[dict[str, Any]]:
+        other = "code" if root == "docs" else "docs"
+        inside = {"docs": ("README.md", "guide"), "code": ("src/main.py", "src")}[root]
+        siblings = {other: inside_file(other), f"{root}_evil": "secret.md", "outside": "secret.md"}
+        return derived_disk_attacks(self.repo_root(root), root, inside[0], inside[1], siblings,
+                                    [link for repo, link in self.links if repo == root])
+
+    def close(self) -> None:
+        for twin in self._twins.values():
+            twin.close()
+        for rel in self.locked:  # let the temporary tree be removed
+            (self.root / rel).chmod(0o700)
+
+    def twin(self, traps: str) -> "RootsFixture":
+        """The same roots with symlink traps (built once, beside this fixture)."""
+        if traps == self.traps:
+            return self
+        if traps not in self._twins:
+            self._twins[traps] = build_roots(self.root.parent, traps=traps, canaries=self.canaries)
+        return self._twins[traps]
 
     def visible_text_files(self, repo: str | None = None) -> list[FileSpec]:
         return [f for f in self.files if f.visible and not f.binary and (repo is None or f.repo == repo)]
@@ -93,9 +153,14 @@ class RootsFixture:
         self.files.append(FileSpec(repo, path, data, visible, binary))
 
 
-def build_roots(base: Path) -> RootsFixture:
-    c = {cls: f"rc{cls}{secrets.token_hex(6)}" for cls in CANARY_CLASSES}
-    fx = RootsFixture(root=base / f"rc-roots-{c['path']}", canaries=c)
+def inside_file(repo: str) -> str:
+    return {"docs": "README.md", "code": "src/main.py"}[repo]
+
+
+def build_roots(base: Path, traps: str = "none", canaries: dict[str, str] | None = None) -> RootsFixture:
+    c = canaries or {cls: f"rc{cls}{secrets.token_hex(6)}" for cls in CANARY_CLASSES}
+    suffix = "" if traps == "none" else f"-{traps}"
+    fx = RootsFixture(root=base / f"rc-roots-{c['path']}{suffix}", canaries=c, traps=traps)
     body, hidden = c["content"], c["hidden"]
     fx.add("docs", "README.md", f"# Docs\n\nWelcome {body}.\nsee {NEEDLE_COMMON} here\n")
     fx.add("docs", "guide/intro.md", f"# Intro\n\n{body}\nfirst {NEEDLE_COMMON}\nplain\nsecond {NEEDLE_COMMON}\n")
@@ -131,11 +196,25 @@ def build_roots(base: Path) -> RootsFixture:
         target = fx.root / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(f"outside {c['outside']} {NEEDLE_COMMON}\n", encoding="utf-8")
+    if traps == "locked":
+        # Entries a server cannot read (when it runs without CAP_DAC_OVERRIDE: harness/privileges.py).
+        fx.add("docs", "locked/secret.md", f"locked {NEEDLE_COMMON} {c['hidden']}\n", visible=False)
+        fx.add("docs", "locked-dir/inside.md", f"locked dir {NEEDLE_COMMON} {c['hidden']}\n", visible=False)
+        (fx.root / "docs" / "locked" / "secret.md").chmod(0)
+        (fx.root / "docs" / "locked-dir").chmod(0)
+        fx.locked = ["docs/locked/secret.md", "docs/locked-dir"]
+        return fx
+    if traps == "none":
+        return fx
     for repo in REPOS:
         links = fx.root / repo / "links"
         links.mkdir()
         os.symlink("../../outside/secret.md", links / "escape-file.md")
-        os.symlink("../../outside", links / "escape-dir", target_is_directory=True)
+        fx.links.append((repo, "links/escape-file.md"))
+        if traps == "all":
+            os.symlink("../../outside", links / "escape-dir", target_is_directory=True)
+            fx.links.append((repo, "links/escape-dir"))
     os.symlink("../../code/src/main.py", fx.root / "docs" / "links" / "to-code.md")
     os.symlink("../../docs/README.md", fx.root / "code" / "links" / "to-docs.md")
+    fx.links += [("docs", "links/to-code.md"), ("code", "links/to-docs.md")]
     return fx

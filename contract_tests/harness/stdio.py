@@ -48,6 +48,7 @@ class Connection:
         self._sdk_sink: Callable[[Any], None] | None = None
         self._stdout_done = threading.Event()
         self._readers: list[threading.Thread] = []
+        self.sent_params: dict[str, Any] = {}  # request id -> params, to tell a caller's echo from a leak
 
     def _start_process(self, argv: list[str], env: dict[str, str] | None, cwd: Path | None, *, stdio: bool) -> None:
         self.argv = argv
@@ -103,6 +104,8 @@ class Connection:
         raise NotImplementedError
 
     def send(self, message: Any) -> None:
+        if isinstance(message, dict) and "id" in message and "method" in message:
+            self.sent_params[message["id"]] = message.get("params")
         self.send_bytes((json.dumps(message, ensure_ascii=False) + "\n").encode("utf-8"))
 
     def request(self, method: str, params: dict[str, Any] | None = None, *,
@@ -136,10 +139,10 @@ class Connection:
             message["params"] = params
         self.send(message)
 
-    def initialize(self, version: str = LATEST_HANDSHAKE) -> dict[str, Any]:
+    def initialize(self, version: str = LATEST_HANDSHAKE, *, timeout: float = 15.0) -> dict[str, Any]:
         response = self.request("initialize", {
             "protocolVersion": version, "capabilities": {}, "clientInfo": CLIENT_INFO,
-        })
+        }, timeout=timeout)
         if "result" in response:
             self.notify("notifications/initialized")
         return response

@@ -10,9 +10,10 @@ import pytest
 needs_proc = pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs Linux /proc")
 
 
-def inet_sockets(pid: int, own_ports: tuple[int, ...] = ()) -> list[str]:
+def inet_sockets(pid: int, own_ports: tuple[int, ...] = (), remote_ports: tuple[int, ...] = ()) -> list[str]:
     """The network (TCP, UDP, raw) sockets a process holds, as 'table local remote'; sockets on
-    one of `own_ports` (an HTTP server's own listening port and its clients) are left out."""
+    one of `own_ports` (an HTTP server's own listening port and its clients), and connections
+    to one of `remote_ports` on loopback (an upstream double), are left out."""
     inodes = set()
     for fd in Path(f"/proc/{pid}/fd").iterdir():
         try:
@@ -33,8 +34,14 @@ def inet_sockets(pid: int, own_ports: tuple[int, ...] = ()) -> list[str]:
                 continue
             if int(cols[1].rsplit(":", 1)[1], 16) in own_ports:
                 continue
+            host, port = cols[2].rsplit(":", 1)
+            if int(port, 16) in remote_ports and host in _LOOPBACK:
+                continue
             found.append(f"{table} {cols[1]} {cols[2]}")
     return found
+
+
+_LOOPBACK = {"0100007F", "00000000000000000000000001000000", "0000000000000000FFFF00000100007F"}
 
 
 def process_tree(pid: int) -> list[int]:

@@ -97,6 +97,11 @@ class RecordedRequest:
         return _note_path(self.path)
 
 
+def read_path(request: RecordedRequest) -> str | None:
+    """The note path a request reads (decoded), or None if it is not a one-note GET."""
+    return request.note_path if request.method == "GET" else None
+
+
 def _note_path(raw_path: str) -> str | None:
     if not raw_path.startswith(NOTES_PREFIX):
         return None
@@ -195,6 +200,10 @@ class UpstreamDouble:
         """
         with self._state.lock:
             self._state.notes[(vault_id, path)] = _Note(dict(payload), user_id)
+
+    def delete_note(self, vault_id: str, path: str) -> None:
+        with self._state.lock:
+            self._state.notes.pop((vault_id, path), None)
 
     def payload_marker(self) -> str:
         """This instance's random token, present in every failure-mode body."""

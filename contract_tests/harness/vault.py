@@ -9,12 +9,13 @@ Layout (fixed; policies/path-attacks.yaml relies on it):
 
 from __future__ import annotations
 
-import hashlib
 import os
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from .adapter import DiskFixture, derived_disk_attacks, register, snapshot, snapshot_diff  # noqa: F401
 
 CANARY_CLASSES = ("body", "code", "frontmatter", "outside", "path")
 PROMPT_INJECTION_HEADINGS = (
@@ -30,8 +31,11 @@ def new_canaries() -> dict[str, str]:
         "title": f"rctitle{secrets.token_hex(6)}"}
 
 
+@register
 @dataclass
-class Fixture:
+class Fixture(DiskFixture):
+    kind = "vault"
+    injection_texts = PROMPT_INJECTION_HEADINGS
     root: Path
     canaries: dict[str, str]
     notes: list[str] = field(default_factory=list)      # vault-relative paths of readable notes
@@ -41,7 +45,30 @@ class Fixture:
     def vault(self) -> Path:
         return self.root / "vault"
 
-    def write(self, relative: str, text: str, *, note: bool = True) -> Path:
+    @classmethod
+    def build(cls, profile: Any, base: Path, settings: dict[str, Any]) -> "Fixture":
+        return build_fixture(base, profile.vectors(), profile.limits)
+
+    def items(self) -> list[str]:
+        return list(self.notes)
+
+    def remove(self, relative: str) -> None:
+        (self.vault / relative).unlink()
+        if relative in self.notes:
+            self.notes.remove(relative)
+
+    def attack_roots(self) -> list[str]:
+        return ["vault"]
+
+    def attack_placeholders(self, root: str) -> dict[str, str]:
+        return self.placeholders()
+
+    def derived_attacks(self, root: str) -> list[dict[str, Any]]:
+        return derived_disk_attacks(self.vault, "vault", "inbox/example.md", "inbox",
+                                    {"vault_evil": "secret.md", "outside": "secret.md"},
+                                    ["links/escape-file.md", "links/escape-dir"])
+
+    def write(self, relative: str, text: str, *, note: bool = False) -> Path:
         path = self.vault / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(text.encode("utf-8"))
@@ -101,15 +128,16 @@ def build_fixture(root: Path, vectors: list[dict[str, Any]], limits: dict[str, A
     fx = Fixture(root=root, canaries=canaries)
     c = canaries
     fx.vault.mkdir(parents=True)
-    fx.write("inbox/example.md", f"---\ntitle: Example\nowner: {c['frontmatter']}\n---\n# Example\n\n"
+    fx.write("inbox/example.md", note=True, text=f"---\ntitle: Example\nowner: {c['frontmatter']}\n---\n# Example\n\n"
              f"Body of the example note {c['body']}.\n")
-    fx.write("notes/alpha.md", _rich_note(c, f"Alpha {c['title']}"))
-    fx.write("notes/beta.markdown", f"Beta has no headings, only text {c['body']}.\n")
-    fx.write("notes/deep/nested/gamma-note.md", f"# Gamma\n\n{c['body']}\n\n## Child\n\n### Grandchild\n")
+    fx.write("notes/alpha.md", _rich_note(c, f"Alpha {c['title']}"), note=True)
+    fx.write("notes/beta.markdown", f"Beta has no headings, only text {c['body']}.\n", note=True)
+    fx.write("notes/deep/nested/gamma-note.md", f"# Gamma\n\n{c['body']}\n\n## Child\n\n### Grandchild\n", note=True)
     fx.write("notes/injection.md", "".join(
-        f"{'#' * (i + 1)} {h}\n\n{c['body']} payload {i}\n\n" for i, h in enumerate(PROMPT_INJECTION_HEADINGS)))
+        f"{'#' * (i + 1)} {h}\n\n{c['body']} payload {i}\n\n" for i, h in enumerate(PROMPT_INJECTION_HEADINGS)),
+        note=True)
     for vector in vectors:
-        fx.write(vector["path"], vector["markdown"])
+        fx.write(vector["path"], vector["markdown"], note=True)
     _stress_notes(fx, limits)
 
     # Outside the vault: targets for escapes, with their own canary.
@@ -144,28 +172,3 @@ def _stress_notes(fx: Fixture, limits: dict[str, Any]) -> None:
     fx.write(fx.stress["nested_quotes"], ">" * 20_000 + " deep\n", note=False)
     fx.stress["nested_emphasis"] = "stress/nested-emphasis.md"
     fx.write(fx.stress["nested_emphasis"], "# " + "*a " * 20_000 + "x" + " a*" * 20_000 + "\n", note=False)
-
-
-def snapshot(root: Path) -> dict[str, tuple]:
-    """Every entry under root (symlinks not followed): kind, size, mtime_ns, content hash."""
-    entries: dict[str, tuple] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in dirnames + filenames:
-            path = Path(dirpath) / name
-            rel = str(path.relative_to(root))
-            st = path.lstat()
-            if path.is_symlink():
-                entries[rel] = ("link", os.readlink(path), st.st_mtime_ns)
-            elif path.is_dir():
-                entries[rel] = ("dir",)
-            else:
-                digest = hashlib.sha256(path.read_bytes()).hexdigest()
-                entries[rel] = ("file", st.st_size, st.st_mtime_ns, digest)
-    return entries
-
-
-def snapshot_diff(before: dict[str, tuple], after: dict[str, tuple]) -> list[str]:
-    changed = [f"new: {k}" for k in after.keys() - before.keys()]
-    changed += [f"removed: {k}" for k in before.keys() - after.keys()]
-    changed += [f"changed: {k}" for k in before.keys() & after.keys() if before[k] != after[k]]
-    return sorted(changed)

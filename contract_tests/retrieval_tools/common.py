@@ -1,95 +1,96 @@
-"""Helpers shared by the retrieval-tools test modules."""
+"""Helpers shared by the retrieval-tools test modules: calls in the profile's names, the
+envelope and the lists the seed describes, found wherever the server puts them."""
 
 from __future__ import annotations
 
-import json
 import subprocess
-from functools import cache
 from typing import Any
 
 import pytest
 
-from contract_tests.checks import check, fail, payload, result_of, schema_errors, short
-from contract_tests.contracts import contracts_root, load_profile, policy, validator
+from contract_tests import contracts
+from contract_tests.checks import called_ok, error_code, schema_errors, short, structured_error, tool_output
+from contract_tests.contracts import validator
 from contract_tests.harness.process import private_environment, render_command
+from contract_tests.names import entry_paths, find_list, numbered
+from contract_tests.verdicts import Findings, RequirementFailure, describe_call, esc
 
 PROFILE = "retrieval-tools"
 profiles_mark = pytest.mark.profiles(PROFILE)
 TOOLS = ("search", "open_file", "get_snippet", "list_dir")
 FILE_TOOLS = ("open_file", "get_snippet", "list_dir")
-# Corpus categories that are unsafe for every tool; the others were written for notes
-# (directories, non-notes, empty paths) and are legitimate for some retrieval tools.
-UNSAFE_CATEGORIES = ("traversal", "encoded", "backslash", "windows", "nul-and-control", "absolute",
-                     "overlong", "unicode", "sibling-prefix", "symlink")
 
 
-@cache
-def catalogue() -> dict[str, Any]:
-    import yaml
-    path = contracts_root() / "specs" / load_profile(PROFILE).data["errors"]
-    return yaml.safe_load(path.read_text(encoding="utf-8"))
+def choice(name: str) -> Any:
+    """A seed-silent choice the implementation declared (None: undeclared, either way passes)."""
+    return contracts.DECLARATION.get("choices", {}).get(name)
 
 
-def codes() -> set[str]:
-    return {entry["code"] for entry in catalogue()["errors"]}
+class Calls:
+    """One server, spoken to in the profile's names; every assertion names the request."""
+
+    def __init__(self, server, names, profile) -> None:
+        self.server, self.names, self.profile = server, names, profile
+
+    def raw(self, tool: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        args = self.names.args(tool, arguments)
+        return self.server.call_tool(tool, args, timeout=60), describe_call(tool, args)
+
+    def ok(self, tool: str, arguments: dict[str, Any], req: str) -> dict[str, Any]:
+        """Assert a success in the shared envelope (RT-ENV-001's schema); return the envelope."""
+        response, request = self.raw(tool, arguments)
+        if not called_ok(response):
+            raise RequirementFailure([_finding(req, f"expected a result, got {short(response, 240)}", request)])
+        envelope = tool_output(response, req)
+        errors = schema_errors(validator(self.profile.data["schemas"]["outputs"][tool]), envelope)
+        if errors:
+            raise RequirementFailure([_finding(req, f"not the shared envelope: {errors[:2]}", request)])
+        return envelope
+
+    def error(self, tool: str, arguments: dict[str, Any], req: str, what: str) -> tuple[str | None, Any, str]:
+        """Assert a structured error on an accepted channel; return (code, document, request)."""
+        response, request = self.raw(tool, arguments)
+        document = structured_error(response, self.profile, req, what, request=request)
+        return error_code(document, self.profile), document, request
+
+    def listing(self, tool: str, arguments: dict[str, Any], name: str, req: str) -> list[Any]:
+        """The list `name` (search.matches, open_file.lines, ...) of a successful call."""
+        envelope = self.ok(tool, arguments, req)
+        found = find_list(self.profile, name, envelope)
+        if found is None:
+            request = describe_call(tool, self.names.args(tool, arguments))
+            raise RequirementFailure([_finding("RT-TOOL-003", f"cannot find {name} in the result (tried "
+                                               f"{self.profile.data['outputs'][name]}); declare it", request),
+                                      _finding(req, f"{name} not found: not checked", request, "blocked")])
+        return found
+
+    def matches(self, arguments: dict[str, Any], req: str) -> list[dict[str, Any]]:
+        return self.listing("search", arguments, "search.matches", req)
+
+    def lines(self, tool: str, arguments: dict[str, Any], req: str) -> list[tuple[int, str]]:
+        items = self.listing(tool, arguments, f"{tool}.lines", req)
+        got = numbered(items)
+        if got is None:
+            request = describe_call(tool, self.names.args(tool, arguments))
+            raise RequirementFailure([_finding(req, f"the lines are not numbered lines: {esc(items[:2], 200)}",
+                                               request)])
+        return got
+
+    def entries(self, arguments: dict[str, Any], req: str) -> list[str]:
+        items = self.listing("list_dir", arguments, "list_dir.entries", req)
+        got = entry_paths(items)
+        if got is None:
+            request = describe_call("list_dir", self.names.args("list_dir", arguments))
+            raise RequirementFailure([_finding(req, f"entries carry no path: {esc(items[:2], 200)}", request)])
+        return got
 
 
-def attacks() -> dict[str, Any]:
-    return policy("path-attacks.yaml")
+def _finding(req, message, request, kind="fail"):
+    from contract_tests.verdicts import Finding
+    return Finding(req, message, None, request, kind)
 
 
-def file_args(tool: str, repo: str, path: str) -> dict[str, Any]:
-    args: dict[str, Any] = {"repo": repo, "path": path}
-    if tool == "get_snippet":
-        args.update(start_line=1, end_line=5)
-    return args
-
-
-def ok(response: dict[str, Any], req: str, tool: str) -> dict[str, Any]:
-    """Assert a success; return the validated envelope."""
-    result = result_of(response)
-    if result is None:
-        fail(req, f"{tool}: expected a result, got JSON-RPC error {short(response.get('error'))}")
-    if result.get("isError"):
-        fail(req, f"{tool}: expected success, got error {short(_error_object(response) or result)}")
-    envelope = payload(result, req)
-    errors = schema_errors(validator(load_profile(PROFILE).data["schemas"]["outputs"][tool]), envelope)
-    check(not errors, req, f"{tool}: envelope violates the output schema: {errors[:2]}")
-    return envelope
-
-
-def _error_object(response: dict[str, Any]) -> dict[str, Any] | None:
-    result = result_of(response)
-    if result is None:
-        error = response.get("error") or {}
-        data = error.get("data")
-        if -32099 <= int(error.get("code", 0)) <= -32000 and isinstance(data, dict):
-            return data.get("error")
-        return None
-    if not result.get("isError"):
-        return None
-    try:
-        body = json.loads(result["content"][0]["text"])
-    except (KeyError, IndexError, TypeError, ValueError):
-        return None
-    return body.get("error") if isinstance(body, dict) else None
-
-
-def error(response: dict[str, Any], req: str, what: str) -> dict[str, Any]:
-    """Assert a structured error on either accepted channel; return {code, message, details}."""
-    result = result_of(response)
-    if result is not None and not result.get("isError"):
-        fail(req, f"{what}: expected a structured error, got a successful result")
-    obj = _error_object(response)
-    if obj is None:
-        fail(req, f"{what}: the failure is not a structured error object: {short(response.get('error') or result)}")
-    errors = schema_errors(validator(load_profile(PROFILE).data["schemas"]["error"]), obj)
-    check(not errors, req, f"{what}: error object invalid: {errors[:2]}")
-    check(obj["code"] in codes(), req, f"{what}: code {obj['code']!r} is not in the catalogue")
-    return obj
-
-
-def start_with_roots(suite, fixture, tmp_path, root_name, bad_value):
+def start_with_roots(suite, fixture, tmp_path, root_name, bad_value, *, prefix=None):
     """Start the server with one root spoiled (None: the variable unset); return the finished process."""
     placeholder = root_name.lower()
     values = dict(fixture.placeholders())
@@ -100,5 +101,17 @@ def start_with_roots(suite, fixture, tmp_path, root_name, bad_value):
     env = private_environment(tmp_path / "home") | suite.profile.environment(values)
     if bad_value is None:
         env.pop(root_name, None)
-    argv = render_command(suite.command, values)
+    argv = list(prefix or []) + render_command(suite.command, values)
     return subprocess.run(argv, input="", capture_output=True, text=True, timeout=30, env=env, cwd=tmp_path)
+
+
+def names_the_root(text: str, root_name: str, value: str | None) -> bool:
+    """An explicit message about a root: it names the variable, the repo (docs, code) or the
+    configured path."""
+    lowered = text.lower()
+    repo = root_name.split("_")[0].lower()
+    return root_name.lower() in lowered or repo in lowered or bool(value and value.lower() in lowered)
+
+
+__all__ = ["Calls", "Findings", "choice", "start_with_roots", "names_the_root", "profiles_mark", "TOOLS",
+           "FILE_TOOLS", "PROFILE"]

@@ -1,213 +1,446 @@
-"""Integration tier: search order and limits, visibility, file tools, the error catalogue, start-up."""
+"""Integration tier: search order, limits and truncation, visibility, the file tools, failure
+classes and their codes, start-up. Checks read only the fields seed 003 names; the lists
+inside `result` are found by the profile's locators (or the declaration)."""
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
-from contract_tests.checks import check
-from contract_tests.harness.roots import NEEDLE_BINARY, NEEDLE_COMMON, NEEDLE_HIDDEN, NEEDLE_MANY
-from contract_tests.retrieval_tools.common import (FILE_TOOLS, TOOLS, catalogue, error, file_args, ok,
-                                                    profiles_mark, start_with_roots)
+from contract_tests import contracts
+from contract_tests.checks import called_ok, error_code, json_pointer, structured_error
+from contract_tests.harness.roots import NEEDLE_BINARY, NEEDLE_COMMON, NEEDLE_HIDDEN, NEEDLE_MANY, REPOS
+from contract_tests.retrieval_tools.common import (Calls, Findings, choice, names_the_root, profiles_mark,
+                                                    start_with_roots)
+from contract_tests.verdicts import esc
 
 pytestmark = [profiles_mark, pytest.mark.integration]
 
 
-def _matches(envelope):
-    return [(m["repo"], m["path"], m["line"]) for m in envelope["result"]["matches"]]
+@pytest.fixture(scope="module")
+def calls(server, client, names, profile):
+    return Calls(server, names, profile)
 
 
-def _search(server, query, repo="both", **extra):
-    return ok(server.call_tool("search", {"query": query, "repo": repo, **extra}), "RT-SRCH-001", "search")
+def _pairs(matches):
+    return [(m.get("path"), m.get("line")) for m in matches]
 
+
+def _expected(fixture, query, repo="both"):
+    return [(path, line) for _repo, path, line in fixture.expected_matches(query, repo)]
+
+
+def _first_difference(got, want) -> str:
+    i = next((n for n, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
+    return (f"first difference at match {i}: got {esc(got[i:i + 2])}, expected {esc(want[i:i + 2])} "
+            f"({len(got)} matches, expected {len(want)})")
+
+
+# --- search ---------------------------------------------------------------------------
 
 @pytest.mark.req("RT-SRCH-001")
-def test_search_orders_by_repo_then_path_then_line(server, client, fixture_roots):
-    got = _matches(_search(server, NEEDLE_COMMON))
-    want = fixture_roots.expected_matches(NEEDLE_COMMON)
-    check(got == want, "RT-SRCH-001", f"order or content differs: first difference at "
-          f"{next((i for i, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))} "
-          f"(got {len(got)} matches, expected {len(want)})")
+def test_search_orders_by_repo_then_path_then_line(calls, fixture_roots):
+    got = _pairs(calls.matches({"query": NEEDLE_COMMON, "repo": "both"}, "RT-SRCH-001"))
+    want = _expected(fixture_roots, NEEDLE_COMMON)
+    with Findings() as findings:
+        findings.check(got == want, "RT-SRCH-001", _first_difference(got, want))
+
+
+def _preview_from(preview: str, line: str) -> bool:
+    """A piece of the matching line; an ellipsis marking a cut at either end is allowed."""
+    core = preview.strip()
+    for mark in ("...", "\u2026"):
+        core = core.removeprefix(mark).removesuffix(mark)
+    return core.strip() in line
 
 
 @pytest.mark.req("RT-SRCH-002")
-def test_each_match_carries_repo_path_line_and_a_preview_of_the_line(server, client, fixture_roots):
-    lines = {(f.repo, f.path): f.lines() for f in fixture_roots.files}
-    for match in _search(server, NEEDLE_COMMON)["result"]["matches"]:
-        line = lines[(match["repo"], match["path"])][match["line"] - 1]
-        check(match["preview"] in line, "RT-SRCH-002",
-              f"{match['path']}:{match['line']}: the preview is not taken from the matching line")
-        check(NEEDLE_COMMON in match["preview"], "RT-SRCH-002",
-              f"{match['path']}:{match['line']}: the preview does not show the match")
+def test_each_match_carries_path_line_and_a_preview_of_its_line(calls, fixture_roots, profile):
+    lines = {f.path: f.lines() for f in fixture_roots.files if f.visible and not f.binary}
+    from contract_tests.checks import schema_errors
+    from contract_tests.contracts import validator
+    match_schema = validator(profile.data["schemas"]["match"])
+    with Findings() as findings:
+        for match in calls.matches({"query": NEEDLE_COMMON, "repo": "both"}, "RT-SRCH-002"):
+            errors = schema_errors(match_schema, match)
+            if not findings.check(not errors, "RT-SRCH-002", f"a match lacks path, line or preview: {errors[:2]}"):
+                continue
+            text = lines.get(match["path"], [])
+            where = f"{match['path']}:{match['line']}"
+            if not findings.check(0 < match["line"] <= len(text), "RT-SRCH-002", f"{esc(where)}: no such line"):
+                continue
+            line = text[match["line"] - 1]
+            findings.check(NEEDLE_COMMON in match["preview"], "RT-SRCH-002", f"{esc(where)}: the preview does not "
+                           "show the match")
+            findings.check(_preview_from(match["preview"], line), "RT-SRCH-002",
+                           f"{esc(where)}: the preview is not taken from the matching line")
+
+
+def _truncated(envelope) -> object:
+    return envelope["meta"]["truncated"]
 
 
 @pytest.mark.req("RT-SRCH-003")
-def test_the_default_limit_is_200_and_truncated_says_when_matches_were_cut(server, client, fixture_roots, profile):
+def test_the_default_limit_is_200_and_truncated_says_when_matches_were_cut(calls, fixture_roots, profile):
     default = profile.limits["default_limit"]
-    total = len(fixture_roots.expected_matches(NEEDLE_MANY))
-    assert total > default, "fixture must hold more matches than the default limit"
-    full = _search(server, NEEDLE_MANY)
-    check(len(full["result"]["matches"]) == default and full["meta"]["truncated"] is True, "RT-SRCH-003",
-          f"without a limit: {len(full['result']['matches'])} matches, truncated {full['meta']['truncated']}")
-    few = _search(server, NEEDLE_MANY, limit=7)
-    check(_matches(few) == fixture_roots.expected_matches(NEEDLE_MANY)[:7] and few["meta"]["truncated"] is True,
-          "RT-SRCH-003", "limit 7 did not return the first 7 matches with truncated true")
-    exact = _search(server, NEEDLE_MANY, limit=total)
-    check(len(exact["result"]["matches"]) == total and exact["meta"]["truncated"] is False, "RT-SRCH-003",
-          f"limit equal to the match count: truncated {exact['meta']['truncated']}")
+    want = _expected(fixture_roots, NEEDLE_MANY)
+    assert len(want) > default, "the fixture must hold more matches than the default limit"
+    with Findings() as findings:
+        full = calls.ok("search", {"query": NEEDLE_MANY, "repo": "both"}, "RT-SRCH-003")
+        got = _pairs(calls.matches({"query": NEEDLE_MANY, "repo": "both"}, "RT-SRCH-003"))
+        findings.check(len(got) == default, "RT-SRCH-003", f"without a limit: {len(got)} matches, not {default}")
+        findings.check(_truncated(full) is True, "RT-SRCH-003", "without a limit the matches were cut but "
+                       f"meta.truncated is {_truncated(full)!r}")
+        few = calls.ok("search", {"query": NEEDLE_MANY, "repo": "both", "limit": 7}, "RT-SRCH-003")
+        got = _pairs(calls.matches({"query": NEEDLE_MANY, "repo": "both", "limit": 7}, "RT-SRCH-003"))
+        findings.check(got == want[:7], "RT-SRCH-003", f"limit 7: not the first 7 matches ({len(got)} came)")
+        findings.check(_truncated(few) is True, "RT-SRCH-003", f"limit 7 cut the matches but meta.truncated is "
+                       f"{_truncated(few)!r}")
+        exact = calls.ok("search", {"query": NEEDLE_MANY, "repo": "both", "limit": len(want)}, "RT-SRCH-003")
+        findings.check(_truncated(exact) is False, "RT-SRCH-003", f"a limit equal to the {len(want)} matches cut "
+                       f"nothing but meta.truncated is {_truncated(exact)!r}")
 
 
 @pytest.mark.req("RT-SRCH-004")
 @pytest.mark.parametrize("repo", ["docs", "code", "both"])
-def test_repo_selects_which_roots_are_searched(server, client, fixture_roots, repo):
-    got = _matches(_search(server, NEEDLE_COMMON, repo=repo))
-    check(got == fixture_roots.expected_matches(NEEDLE_COMMON, repo), "RT-SRCH-004",
-          f"repo={repo}: matches differ from that root's files")
+def test_repo_selects_which_roots_are_searched(calls, fixture_roots, repo):
+    got = _pairs(calls.matches({"query": NEEDLE_COMMON, "repo": repo}, "RT-SRCH-004"))
+    want = _expected(fixture_roots, NEEDLE_COMMON, repo)
+    with Findings() as findings:
+        findings.check(got == want, "RT-SRCH-004", f"repo={repo}: " + _first_difference(got, want))
 
 
 @pytest.mark.req("RT-SRCH-006")
-def test_search_skips_binary_files(server, client):
-    got = _matches(_search(server, NEEDLE_BINARY))
-    check(got == [], "RT-SRCH-006", f"binary files matched: {got}")
+def test_search_skips_binary_files(calls):
+    got = _pairs(calls.matches({"query": NEEDLE_BINARY, "repo": "both"}, "RT-SRCH-006"))
+    with Findings() as findings:
+        findings.check(got == [], "RT-SRCH-006", f"binary files matched: {esc(got[:3])}")
 
+
+@pytest.mark.req("RT-SRCH-009")
+@pytest.mark.parametrize("traps", ["all", "files"])
+def test_search_answers_on_roots_that_hold_symlinks(servers, fixture_roots, names, profile, traps):
+    """Links to files and directories, out of the root and into the other root: search still
+    answers, with (at least) the matches of the root's own files."""
+    twin = fixture_roots.twin(traps)
+    srv = servers.start(twin)
+    srv.initialize()
+    try:
+        got = set(_pairs(Calls(srv, names, profile).matches({"query": NEEDLE_COMMON, "repo": "both"}, "RT-SRCH-009")))
+    finally:
+        srv.close(timeout=3)
+    missing = [m for m in _expected(twin, NEEDLE_COMMON) if m not in got]
+    with Findings() as findings:
+        findings.check(not missing, "RT-SRCH-009", f"the root's own matches are missing: {esc(missing[:3])}")
+
+
+# --- visibility ------------------------------------------------------------------------
 
 VIS_REQ = {"hidden": "RT-VIS-001", "ignored": "RT-VIS-002"}
+SEARCH_VIS_REQ = {"hidden": "RT-VIS-003", "ignored": "RT-VIS-004"}
 
 
-def _check_visible(fixture, repo_paths, what):
-    for repo, path in repo_paths:
+@pytest.mark.req("RT-VIS-003", "RT-VIS-004")
+def test_search_never_matches_hidden_or_ignored_files(calls, fixture_roots):
+    got = calls.matches({"query": NEEDLE_HIDDEN, "repo": "both"}, "RT-VIS-003")
+    with Findings() as findings:
+        for match in got:
+            repo = next((r for r in REPOS if any(f.repo == r and f.path == match.get("path")
+                                                 for f in fixture_roots.files)), "docs")
+            why = fixture_roots.why_invisible(repo, str(match.get("path")))
+            findings.fail(SEARCH_VIS_REQ.get(why, "RT-VIS-003"), f"search matched the {why or 'invisible'} file "
+                          f"{esc(match.get('path'))}")
+
+
+def _listing_problems(findings, fixture, repo, directory, entries, req):
+    for path in entries:
         why = fixture.why_invisible(repo, path)
-        check(why is None, VIS_REQ.get(why, "RT-VIS-001"), f"{what} shows {why} entry {repo}:{path}")
+        if why:
+            findings.fail(VIS_REQ[why], f"list_dir {repo}:{directory or '.'} shows the {why} entry {esc(path)}")
+    prefix = f"{directory}/" if directory else ""
+    want = sorted(prefix + name for name, _kind in fixture.visible_entries(repo, directory))
+    got = sorted(p for p in entries if not fixture.why_invisible(repo, p))
+    findings.check(got == want, req, f"list_dir {repo}:{directory or '.'} gave {esc(got)}, expected {esc(want)}")
+
+
+@pytest.mark.req("RT-LIST-001", "RT-VIS-001", "RT-VIS-002")
+@pytest.mark.parametrize("repo", REPOS)
+def test_list_dir_without_a_path_lists_the_visible_top_level(calls, fixture_roots, repo):
+    entries = calls.entries({"repo": repo}, "RT-LIST-001")
+    with Findings() as findings:
+        _listing_problems(findings, fixture_roots, repo, "", entries, "RT-LIST-001")
+
+
+@pytest.mark.req("RT-LIST-002", "RT-VIS-001", "RT-VIS-002")
+@pytest.mark.parametrize("repo,directory", [("docs", "guide"), ("docs", "api"), ("code", "src")])
+def test_list_dir_on_a_subdirectory_lists_only_its_visible_entries(calls, fixture_roots, repo, directory):
+    entries = calls.entries({"repo": repo, "path": directory}, "RT-LIST-002")
+    with Findings() as findings:
+        _listing_problems(findings, fixture_roots, repo, directory, entries, "RT-LIST-002")
 
 
 @pytest.mark.req("RT-VIS-001", "RT-VIS-002")
-def test_hidden_and_ignored_files_never_appear_in_search(server, client, fixture_roots):
-    got = _matches(_search(server, NEEDLE_HIDDEN))
-    _check_visible(fixture_roots, [(repo, path) for repo, path, _line in got], "search")
-    check(got == [], "RT-VIS-001", f"search for a term only hidden or ignored files hold matched {got[:3]}")
+@pytest.mark.parametrize("repo,directory,why", [("docs", ".secret", "hidden"), ("docs", "build", "ignored"),
+                                                ("code", "node_modules", "ignored"), ("code", "node_modules/pkg", "ignored")])
+def test_listing_a_hidden_or_ignored_directory_shows_none_of_its_contents(calls, repo, directory, why):
+    """An error, or an empty listing: either keeps the directory's entries out of sight."""
+    response, request = calls.raw("list_dir", {"repo": repo, "path": directory})
+    with Findings() as findings:
+        if not called_ok(response):
+            return
+        from contract_tests.checks import tool_output
+        from contract_tests.names import entry_paths, find_list
+        found = find_list(calls.profile, "list_dir.entries", tool_output(response, VIS_REQ[why]))
+        paths = entry_paths(found or []) or []
+        findings.check(not paths, VIS_REQ[why], f"listing the {why} directory {directory} shows {esc(paths[:3])}",
+                       request=request)
 
 
-def _listing(server, repo, directory, req):
-    args = {"repo": repo, "path": directory} if directory else {"repo": repo}
-    envelope = ok(server.call_tool("list_dir", args), req, "list_dir")
-    return envelope["result"]["entries"]
-
-
-@pytest.mark.req("RT-VIS-001", "RT-VIS-002", "RT-LIST-001")
-@pytest.mark.parametrize("repo", ["docs", "code"])
-def test_list_dir_without_a_path_lists_the_visible_top_level(server, client, fixture_roots, repo):
-    entries = _listing(server, repo, "", "RT-LIST-001")
-    _check_visible(fixture_roots, [(repo, e["path"]) for e in entries], f"list_dir {repo}")
-    got = sorted((e["name"], e["type"]) for e in entries if e["name"] != "links")
-    want = [e for e in fixture_roots.visible_entries(repo) if e[0] != "links"]
-    check(got == want, "RT-LIST-001", f"list_dir {repo}: {got} != {want}")
-    for entry in entries:
-        check(entry["path"] == entry["name"], "RT-LIST-001", f"top-level entry path {entry['path']!r}")
-
-
-@pytest.mark.req("RT-VIS-001", "RT-VIS-002", "RT-LIST-002")
-@pytest.mark.parametrize("repo,directory", [("docs", "guide"), ("docs", "api"), ("code", "src")])
-def test_list_dir_on_a_subdirectory_lists_only_its_visible_entries(server, client, fixture_roots, repo, directory):
-    entries = _listing(server, repo, directory, "RT-LIST-002")
-    _check_visible(fixture_roots, [(repo, e["path"]) for e in entries], f"list_dir {repo}:{directory}")
-    got = sorted((e["name"], e["type"]) for e in entries)
-    check(got == fixture_roots.visible_entries(repo, directory), "RT-LIST-002",
-          f"list_dir {repo}:{directory} gave {got}")
-    for entry in entries:
-        check(entry["path"] == f"{directory}/{entry['name']}", "RT-LIST-002",
-              f"entry path {entry['path']!r} is not relative to the root")
-
+# --- open_file, get_snippet ------------------------------------------------------------
 
 @pytest.mark.req("RT-OPEN-001")
 @pytest.mark.parametrize("repo,path", [("docs", "README.md"), ("docs", "guide/advanced.md"),
                                        ("docs", "empty.md"), ("code", "src/main.py")])
-def test_open_file_returns_every_line_numbered(server, client, fixture_roots, repo, path):
+def test_open_file_returns_every_line_numbered(calls, fixture_roots, repo, path):
     spec = next(f for f in fixture_roots.files if (f.repo, f.path) == (repo, path))
-    result = ok(server.call_tool("open_file", {"repo": repo, "path": path}), "RT-OPEN-001", "open_file")["result"]
-    got = [(entry["line"], entry["text"]) for entry in result["lines"]]
-    check(got == list(enumerate(spec.lines(), 1)), "RT-OPEN-001", f"{repo}:{path}: lines differ from the file")
+    got = calls.lines("open_file", {"repo": repo, "path": path}, "RT-OPEN-001")
+    want = list(enumerate(spec.lines(), 1))
+    with Findings() as findings:
+        findings.check(got == want, "RT-OPEN-001", f"{repo}:{path}: " + _first_difference(got, want))
 
 
 @pytest.mark.req("RT-OPEN-002")
 @pytest.mark.parametrize("repo,path", [("docs", "image.png"), ("code", "data.bin")])
-def test_opening_a_binary_file_is_a_structured_error(server, client, repo, path):
-    error(server.call_tool("open_file", {"repo": repo, "path": path}), "RT-OPEN-002", f"open_file {path}")
-
-
-def _snippet(server, start, end, req):
-    return server.call_tool("get_snippet", {"repo": "docs", "path": "lines.md", "start_line": start, "end_line": end})
+def test_opening_a_binary_file_is_a_structured_error(calls, repo, path):
+    if choice("open_binary") == "result":
+        response, request = calls.raw("open_file", {"repo": repo, "path": path})
+        with Findings() as findings:
+            findings.check(called_ok(response), "RT-OPEN-002", "declared open_binary: result, but the call failed",
+                           request=request)
+        return
+    calls.error("open_file", {"repo": repo, "path": path}, "RT-OPEN-002", "opening a binary file")
 
 
 @pytest.mark.req("RT-SNIP-001")
 @pytest.mark.parametrize("start,end", [(1, 1), (3, 7), (30, 30)])
-def test_get_snippet_returns_exactly_the_range(server, client, start, end):
-    result = ok(_snippet(server, start, end, "RT-SNIP-001"), "RT-SNIP-001", "get_snippet")["result"]
-    got = [(e["line"], e["text"]) for e in result["lines"]]
-    check(got == [(i, f"line {i}") for i in range(start, end + 1)], "RT-SNIP-001", f"range {start}-{end}: {got[:3]}")
+def test_get_snippet_returns_exactly_the_range(calls, start, end):
+    got = calls.lines("get_snippet", {"repo": "docs", "path": "lines.md", "start_line": start, "end_line": end},
+                      "RT-SNIP-001")
+    want = [(i, f"line {i}") for i in range(start, end + 1)]
+    with Findings() as findings:
+        findings.check(got == want, "RT-SNIP-001", f"range {start}-{end}: " + _first_difference(got, want))
 
 
 @pytest.mark.req("RT-SNIP-002")
-def test_get_snippet_clamps_to_the_end_of_the_file(server, client):
-    envelope = ok(_snippet(server, 28, 500, "RT-SNIP-002"), "RT-SNIP-002", "get_snippet")
-    got = [e["line"] for e in envelope["result"]["lines"]]
-    check(got == [28, 29, 30], "RT-SNIP-002", f"lines {got}, expected 28-30")
-    check(envelope["result"]["end_line"] == 30, "RT-SNIP-002", "end_line is not clamped to 30")
+def test_get_snippet_clamps_to_the_end_of_the_file(calls):
+    got = calls.lines("get_snippet", {"repo": "docs", "path": "lines.md", "start_line": 28, "end_line": 500},
+                      "RT-SNIP-002")
+    with Findings() as findings:
+        findings.check([n for n, _t in got] == [28, 29, 30], "RT-SNIP-002", f"lines {[n for n, _t in got]}, "
+                       "expected 28-30")
 
 
 @pytest.mark.req("RT-SNIP-003")
-@pytest.mark.parametrize("start,end", [(0, 3), (-2, 3), (5, 4), (31, 40)])
-def test_get_snippet_rejects_invalid_ranges(server, client, start, end):
-    obj = error(_snippet(server, start, end, "RT-SNIP-003"), "RT-SNIP-003", f"range {start}-{end}")
-    check(obj["code"] in ("RANGE_INVALID", "INVALID_ARGUMENT"), "RT-SNIP-003", f"code {obj['code']}")
+@pytest.mark.parametrize("start,end", [(5, 4), (7, 1)])
+def test_get_snippet_rejects_an_end_before_the_start(calls, start, end):
+    calls.error("get_snippet", {"repo": "docs", "path": "lines.md", "start_line": start, "end_line": end},
+                "RT-SNIP-003", f"range {start}-{end}")
 
+
+@pytest.mark.req("RT-SNIP-003")
+@pytest.mark.parametrize("start", [0, -2])
+def test_get_snippet_rejects_or_clamps_a_start_below_one(calls, start):
+    response, request = calls.raw("get_snippet", {"repo": "docs", "path": "lines.md", "start_line": start,
+                                                  "end_line": 3})
+    if not called_ok(response):
+        structured_error(response, calls.profile, "RT-SNIP-003", f"start {start}", request=request)
+        return
+    got = calls.lines("get_snippet", {"repo": "docs", "path": "lines.md", "start_line": start, "end_line": 3},
+                      "RT-SNIP-003")
+    with Findings() as findings:
+        findings.check([n for n, _t in got] == [1, 2, 3], "RT-SNIP-003", f"start {start} was served as lines "
+                       f"{[n for n, _t in got]}, neither rejected nor clamped to 1-3", request=request)
+
+
+# --- failures: classes, codes, reasons -------------------------------------------------
 
 @pytest.mark.req("RT-ERR-002")
-@pytest.mark.parametrize("tool", TOOLS)
+@pytest.mark.parametrize("tool", ["search", "open_file", "get_snippet", "list_dir"])
 @pytest.mark.parametrize("repo", ["both-ish", "DOCS", "", "../docs"])
-def test_an_invalid_repo_is_repo_invalid(server, client, tool, repo):
-    args = {"query": NEEDLE_COMMON, "repo": repo} if tool == "search" else file_args(tool, repo, "README.md")
-    obj = error(server.call_tool(tool, args), "RT-ERR-002", f"{tool} repo={repo!r}")
-    check(obj["code"] == "REPO_INVALID", "RT-ERR-002", f"{tool} repo={repo!r}: code {obj['code']}")
+def test_an_invalid_repo_is_repo_invalid(calls, tool, repo):
+    args = {"search": {"query": NEEDLE_COMMON, "repo": repo}, "open_file": {"repo": repo, "path": "README.md"},
+            "get_snippet": {"repo": repo, "path": "README.md", "start_line": 1, "end_line": 1},
+            "list_dir": {"repo": repo}}[tool]
+    code, _doc, request = calls.error(tool, args, "RT-ERR-002", f"{tool} repo={repo!r}")
+    with Findings() as findings:
+        findings.check(code == "REPO_INVALID", "RT-ERR-002", f"code {esc(code)}, not REPO_INVALID", request=request)
 
 
 @pytest.mark.req("RT-ERR-002")
-@pytest.mark.parametrize("tool", FILE_TOOLS)
-def test_both_is_not_a_repo_for_file_tools(server, client, tool):
-    obj = error(server.call_tool(tool, file_args(tool, "both", "README.md")), "RT-ERR-002", f"{tool} repo=both")
-    check(obj["code"] == "REPO_INVALID", "RT-ERR-002", f"{tool} repo=both: code {obj['code']}")
+@pytest.mark.parametrize("tool", ["open_file", "get_snippet", "list_dir"])
+def test_both_is_not_a_repo_for_the_file_tools(calls, tool):
+    args = {"repo": "both", "path": "README.md"} | ({"start_line": 1, "end_line": 1} if tool == "get_snippet" else {})
+    code, _doc, request = calls.error(tool, args, "RT-ERR-002", f"{tool} repo=both")
+    with Findings() as findings:
+        findings.check(code == "REPO_INVALID", "RT-ERR-002", f"code {esc(code)}, not REPO_INVALID", request=request)
 
 
 @pytest.mark.req("RT-ERR-003")
-@pytest.mark.parametrize("args,code", [({"query": ""}, "QUERY_EMPTY"), ({"query": "   "}, "QUERY_EMPTY"),
-                                       ({"query": NEEDLE_COMMON, "limit": 0}, "LIMIT_INVALID")])
-def test_an_empty_query_or_zero_limit_is_a_structured_error(server, client, args, code):
-    obj = error(server.call_tool("search", {"repo": "both", **args}), "RT-ERR-003", f"search {args}")
-    check(obj["code"] == code, "RT-ERR-003", f"search {args}: code {obj['code']}, expected {code}")
+@pytest.mark.parametrize("args", [{"query": ""}, {"query": NEEDLE_COMMON, "limit": 0}], ids=["empty-query", "limit-0"])
+def test_an_empty_query_or_a_zero_limit_is_a_structured_error(calls, args):
+    calls.error("search", {"repo": "both", **args}, "RT-ERR-003", f"search {args}")
 
 
-def _cases():
-    cases = [c for c in catalogue().get("cases", []) if c.get("scope", "profile") == "profile"]
-    return [pytest.param(case, id=case["id"]) for case in cases]
+def _class_codes(profile, calls_for, fixture, findings) -> dict[str, dict[str, tuple]]:
+    """class id -> {case label -> (code, reason, request)}, every case run on its server (a class
+    whose server cannot run is left out)."""
+    reason_field = contracts.DECLARATION.get("reason_field")
+    out: dict[str, dict[str, tuple[str | None, str]]] = {}
+    for klass in profile.data["failure_classes"]:
+        calls = calls_for(klass)
+        if calls is None:
+            continue
+        for case in klass["cases"]:
+            args = {k: (v.replace("{root}", str(fixture.root)) if isinstance(v, str) else v)
+                    for k, v in case["arguments"].items()}
+            response, request = calls.raw(case["tool"], args)
+            label = f"{klass['id']}: {case['tool']} {esc(args)}"
+            if called_ok(response):
+                findings.fail("RT-ENV-002", f"{label} succeeded; it must fail", request=request)
+                continue
+            try:
+                document = structured_error(response, profile, "RT-ENV-002", label, request=request)
+            except Exception as exc:  # noqa: BLE001 - a malformed error is one finding, the sweep goes on
+                findings.items.extend(getattr(exc, "findings", []))
+                continue
+            code = error_code(document, profile)
+            reason = code
+            if reason_field:
+                try:
+                    reason = json_pointer(document, reason_field)
+                except KeyError:
+                    findings.fail("RT-ERR-004", f"{label}: the declared reason field {reason_field} is missing",
+                                  request=request)
+            out.setdefault(klass["id"], {})[label] = (code, reason, request)
+    return out
 
 
-@pytest.mark.req("RT-ERR-001", "RT-ENV-002")
-@pytest.mark.parametrize("case", _cases())
-def test_every_catalogued_error_case_gives_its_code(server, client, case):
-    obj = error(server.call_tool(case["tool"], case["arguments"]), "RT-ENV-002", f"case {case['id']}")
-    check(obj["code"] == case["expect_code"], "RT-ERR-001",
-          f"case {case['id']}: code {obj['code']}, expected {case['expect_code']}")
+@pytest.mark.req("RT-ERR-001", "RT-ERR-004", "RT-ENV-002")
+def test_each_failure_class_gives_one_stable_code_and_the_reasons_differ(server, client, servers, fixture_roots,
+                                                                         names, profile, suite):
+    """Every case of every failure class, on every tool it applies to (the unreadable class on
+    a server that cannot bypass file permissions): one code per class, the declared one if
+    declared; distinct codes (or reason values) for missing, unreadable and out-of-root."""
+    traps = fixture_roots.twin("all")
+    trap_server = servers.start(traps)
+    trap_server.initialize()
+    by_server = {False: Calls(trap_server, names, profile), True: None}
+    from contract_tests.harness.privileges import unprivileged_prefix
+    prefix, why = unprivileged_prefix()
+    if prefix is not None:
+        locked_server = servers.start(fixture_roots.twin("locked"), unprivileged=True)
+        locked_server.initialize()
+        by_server[True] = Calls(locked_server, names, profile)
+    declared = contracts.DECLARATION.get("error_codes", {})
+    with Findings() as findings:
+        if prefix is None:
+            findings.items.append(_blocked("RT-ERR-004", f"the unreadable reason was not checked: {why}"))
+        seen = _class_codes(profile, lambda k: by_server[bool(k.get("unprivileged"))], traps, findings)
+        for klass in profile.data["failure_classes"]:
+            cases = seen.get(klass["id"], {})
+            codes = {code for code, _reason, _r in cases.values()}
+            want = klass.get("code") or declared.get(klass["id"])
+            if want:
+                for label, (code, _reason, request) in cases.items():
+                    findings.check(code == want, "RT-ERR-002" if klass.get("code") else "RT-ERR-001",
+                                   f"{label}: code {esc(code)}, {'fixed' if klass.get('code') else 'declared'} {want}",
+                                   request=request)
+            else:
+                findings.check(len(codes) <= 1, "RT-ERR-001", f"class {klass['id']} gave {len(codes)} codes: "
+                               + "; ".join(f"{esc(c)} for {label}" for label, (c, _r, _q) in list(cases.items())[:4]))
+        reasons: dict[str, set] = {}
+        for klass in profile.data["failure_classes"]:
+            if klass.get("reason"):
+                reasons.setdefault(klass["reason"], set()).update(r for _c, r, _q in seen.get(klass["id"], {}).values())
+        names_ = sorted(reasons)
+        for i, a in enumerate(names_):
+            for b in names_[i + 1:]:
+                shared = reasons[a] & reasons[b]
+                findings.check(not shared, "RT-ERR-004", f"{a} and {b} attempts give the same "
+                               f"{'reason' if contracts.DECLARATION.get('reason_field') else 'code'} {esc(sorted(shared))}; "
+                               "the error must tell the reasons apart")
 
 
-def _refuses(proc, req, root_name):
-    check(proc.returncode != 0, req, f"the server started (exit {proc.returncode}) with a bad {root_name}")
-    check(root_name in proc.stderr, req, f"the start-up error does not name {root_name}")
+def _blocked(req, message):
+    from contract_tests.verdicts import Finding
+    return Finding(req, message, kind="blocked")
+
+
+@pytest.mark.req("RT-SRCH-008")
+def test_search_skips_entries_it_cannot_read(servers, fixture_roots, names, profile):
+    """A file and a directory the server cannot read (it runs without the power to bypass file
+    permissions): search answers with every readable match."""
+    locked = fixture_roots.twin("locked")
+    srv = servers.start(locked, unprivileged=True)
+    srv.initialize()
+    try:
+        got = _pairs(Calls(srv, names, profile).matches({"query": NEEDLE_COMMON, "repo": "docs"}, "RT-SRCH-008"))
+    finally:
+        srv.close(timeout=3)
+    want = _expected(locked, NEEDLE_COMMON, "docs")
+    with Findings() as findings:
+        findings.check(got == want, "RT-SRCH-008", _first_difference(got, want))
+
+
+# --- declared choices -----------------------------------------------------------------
+
+@pytest.mark.req("RT-OPEN-001")
+@pytest.mark.parametrize("path", [".hidden.md", "guide/draft-1.md"])
+def test_opening_a_hidden_or_ignored_file_follows_the_declared_choice(calls, path):
+    """Seed-silent; with `choices.open_hidden` declared the server is held to it."""
+    declared = choice("open_hidden")
+    response, request = calls.raw("open_file", {"repo": "docs", "path": path})
+    with Findings() as findings:
+        if declared == "allow":
+            findings.check(called_ok(response), "RT-OPEN-001", "declared open_hidden: allow, but the call failed",
+                           request=request)
+        elif declared == "refuse":
+            findings.check(not called_ok(response), "RT-OPEN-001", "declared open_hidden: refuse, but the file "
+                           "was served", request=request)
+
+
+@pytest.mark.req("RT-ENV-002")
+def test_an_unknown_argument_follows_the_declared_choice(calls):
+    declared = choice("unknown_arguments")
+    response, request = calls.raw("open_file", {"repo": "docs", "path": "README.md", "rc_unknown_option": True})
+    with Findings() as findings:
+        if declared == "ignore":
+            findings.check(called_ok(response), "RT-ENV-002", "declared unknown_arguments: ignore, but the call "
+                           "failed", request=request)
+        elif declared == "refuse":
+            findings.check(not called_ok(response), "RT-ENV-002", "declared unknown_arguments: refuse, but the "
+                           "call succeeded", request=request)
+        if not called_ok(response):
+            structured_error(response, calls.profile, "RT-ENV-002", "an unknown argument", request=request)
+
+
+# --- start-up ---------------------------------------------------------------------------
+
+def _refuses(proc, req, root_name, value, findings):
+    findings.check(proc.returncode != 0, req, f"the server started (exit {proc.returncode}) with a bad {root_name}")
+    findings.check(names_the_root(proc.stderr + proc.stdout, root_name, value), req,
+                   f"the start-up error does not say which root ({root_name}, "
+                   f"{root_name.split('_')[0].lower()} or the path): {esc(proc.stderr[-300:])}")
 
 
 @pytest.mark.req("RT-CFG-001")
 @pytest.mark.parametrize("root_name", ["DOCS_ROOT", "CODE_ROOT"])
 def test_a_missing_root_variable_stops_the_server(suite, fixture_roots, tmp_path, root_name):
-    _refuses(start_with_roots(suite, fixture_roots, tmp_path, root_name, None), "RT-CFG-001", root_name)
+    with Findings() as findings:
+        _refuses(start_with_roots(suite, fixture_roots, tmp_path, root_name, None), "RT-CFG-001", root_name,
+                 None, findings)
 
 
 @pytest.mark.req("RT-CFG-002")
@@ -217,19 +450,58 @@ def test_a_root_that_is_not_a_directory_stops_the_server(suite, fixture_roots, t
     bad = tmp_path / "not-a-root"
     if kind == "file":
         bad.write_text("x")
-    _refuses(start_with_roots(suite, fixture_roots, tmp_path, root_name, str(bad)), "RT-CFG-002", root_name)
+    with Findings() as findings:
+        _refuses(start_with_roots(suite, fixture_roots, tmp_path, root_name, str(bad)), "RT-CFG-002", root_name,
+                 str(bad), findings)
 
 
 @pytest.mark.req("RT-CFG-003")
 @pytest.mark.parametrize("root_name", ["DOCS_ROOT", "CODE_ROOT"])
 def test_an_unreadable_root_stops_the_server(suite, fixture_roots, tmp_path, root_name):
-    if os.geteuid() == 0:
-        pytest.skip("running as root: permissions cannot make a directory unreadable")
+    from contract_tests.harness.privileges import unprivileged_prefix
+    prefix, why = unprivileged_prefix()
+    if prefix is None:
+        pytest.skip(why)
     bad = tmp_path / "locked"
     bad.mkdir()
     bad.chmod(0)
     try:
-        proc = start_with_roots(suite, fixture_roots, tmp_path, root_name, str(bad))
+        proc = start_with_roots(suite, fixture_roots, tmp_path, root_name, str(bad), prefix=prefix)
     finally:
         bad.chmod(0o700)
-    _refuses(proc, "RT-CFG-003", root_name)
+    with Findings() as findings:
+        _refuses(proc, "RT-CFG-003", root_name, str(bad), findings)
+
+
+@pytest.mark.req("RT-CFG-005")
+@pytest.mark.parametrize("form", ["relative", "trailing-slash"])
+def test_a_relative_or_trailing_slash_root_is_refused_or_served_alike(servers, fixture_roots, names, profile, form):
+    home = servers.fresh_home()
+    docs = fixture_roots.repo_root("docs")
+    value = os.path.relpath(docs, home) if form == "relative" else str(docs) + "/"
+    srv = servers.start(fixture_roots, home=home, extra={"docs_root": value})
+    response = srv.initialize()
+    with Findings() as findings:
+        if "result" not in response:
+            srv.close(timeout=3)
+            findings.check(choice("relative_roots") != "serve", "RT-CFG-005",
+                           f"declared relative_roots: serve, but the server did not start with DOCS_ROOT={value}")
+            return
+        calls = Calls(srv, names, profile)
+        try:
+            got = calls.lines("open_file", {"repo": "docs", "path": "README.md"}, "RT-CFG-005")
+            spec = next(f for f in fixture_roots.files if (f.repo, f.path) == ("docs", "README.md"))
+            findings.check(got == list(enumerate(spec.lines(), 1)), "RT-CFG-005", "open_file README.md differs from "
+                           f"the file with DOCS_ROOT={value}")
+            matches = _pairs(calls.matches({"query": NEEDLE_COMMON, "repo": "docs"}, "RT-CFG-005"))
+            findings.check(matches == _expected(fixture_roots, NEEDLE_COMMON, "docs"), "RT-CFG-005",
+                           f"search differs with DOCS_ROOT={value}: " + _first_difference(
+                               matches, _expected(fixture_roots, NEEDLE_COMMON, "docs")))
+            entries = calls.entries({"repo": "docs", "path": "guide"}, "RT-CFG-005")
+            findings.check(all(not Path(p).is_absolute() for p in entries), "RT-CFG-005",
+                           f"list_dir gave absolute paths with DOCS_ROOT={value}")
+            response, request = calls.raw("open_file", {"repo": "docs", "path": "../code/src/main.py"})
+            findings.check(not called_ok(response), "RT-CFG-005", f"a traversal into the other root succeeded with "
+                           f"DOCS_ROOT={value}", request=request)
+        finally:
+            srv.close(timeout=3)

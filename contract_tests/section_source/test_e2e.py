@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from contract_tests.base.test_protocol import MODERN_META
-from contract_tests.checks import check, schema_errors, short, tool_output
+from contract_tests.checks import check, schema_errors, tool_output
 from contract_tests.harness import canaries
-from contract_tests.section_source.common import TOOL, blocked, body_free_tools, profiles_mark
+from contract_tests.section_source.common import TOOL, body_free_tools, profiles_mark
 
 pytestmark = [profiles_mark, pytest.mark.e2e]
 BODY_CLASSES = ("body", "code")
@@ -43,26 +41,3 @@ def test_no_flow_returns_section_bodies_or_snippets(servers, fixture_vault, clie
         modern.close(timeout=3)
     leaks = canaries.scan_lines(lines, fixture_vault.canaries, "stdout", BODY_CLASSES)
     check(not leaks, "SSL-E2E-002", f"a flow returned body text: {leaks[0] if leaks else ''}")
-
-
-def _matches(patterns, *texts):
-    return [p for p in patterns for t in texts if t and re.search(p, t, re.IGNORECASE)]
-
-
-@pytest.mark.req("SSL-RES-001")
-def test_no_resource_exposes_section_sources(server, client, fixture_vault):
-    policy = blocked()["resources"]
-    if "resources" in client.capabilities:
-        for res in client.list_resources():
-            hits = _matches(policy["forbidden_patterns"], res.get("uri"), res.get("name"), res.get("description"))
-            check(not hits, "SSL-RES-001", f"resource {short(res.get('uri'))} matches {hits}")
-        for tpl in client.list_resource_templates():
-            hits = _matches(policy["forbidden_patterns"], tpl.get("uriTemplate"), tpl.get("name"))
-            check(not hits, "SSL-RES-001", f"resource template {short(tpl.get('uriTemplate'))} matches {hits}")
-    for uri in policy["probe_uris"]:
-        response = server.request("resources/read", {"uri": uri})
-        if "result" in response:
-            leaks = canaries.scan_lines([str(response["result"])], fixture_vault.canaries, "resources/read",
-                                        ("body", "code", "frontmatter"))
-            check(not leaks and not response["result"].get("contents"), "SSL-RES-001",
-                  f"resources/read {uri} returned content")

@@ -6,9 +6,11 @@ import json
 
 import pytest
 
-from contract_tests.checks import check, check_vector, envelope, error_texts, fail, short, tool_output
+from contract_tests import contracts
+from contract_tests.checks import check, check_vector, error_texts, fail, not_a_failure, short, structured_error, tool_output
 from contract_tests.contracts import load_profile
 from contract_tests.section_source.common import TOOL, body_free_tools, profiles_mark
+from contract_tests.verdicts import Findings, describe_call
 
 pytestmark = [profiles_mark, pytest.mark.integration]
 
@@ -24,13 +26,27 @@ def test_output_equals_the_golden_vector(client, profile, vector):
     check_vector(out, vector, profile.output_validator(TOOL), "SSL-OUT-005")
 
 
+PADDED = (" inbox/example.md ", "\tinbox/example.md\n")
+
+
 @pytest.mark.req("SSL-OUT-006")
-@pytest.mark.parametrize("variant", [" inbox/example.md ", "inbox\\example.md", "./inbox//example.md",
-                                     "inbox/./example.md", "\tinbox/example.md\n"])
-def test_output_path_is_the_normalized_request_path(client, variant):
-    out = tool_output(client.call_tool(TOOL, {"path": variant}), "SSL-OUT-006")
-    check(out.get("path") == "inbox/example.md", "SSL-OUT-006",
-          f"request {variant!r} gave path {out.get('path')!r}, expected 'inbox/example.md'")
+@pytest.mark.parametrize("variant", [*PADDED, "inbox\\example.md", "./inbox//example.md", "inbox/./example.md"])
+def test_a_note_reached_by_another_spelling_reports_the_normalized_path(client, variant):
+    """Seed 000 does not say whether such spellings are served; when one is, the output path is
+    the normalized one. A declaration of trim_paths fixes the padded spellings' fate."""
+    response = client.call_tool(TOOL, {"path": variant})
+    request = describe_call(TOOL, {"path": variant})
+    trim = contracts.DECLARATION.get("trim_paths")
+    with Findings() as findings:
+        if not_a_failure(response):
+            findings.check(not (trim is True and variant in PADDED), "SSL-OUT-006",
+                           "declared trim_paths: true, but the padded path failed", request=request)
+            return
+        findings.check(not (trim is False and variant in PADDED), "SSL-OUT-006",
+                       "declared trim_paths: false, but the padded path was served", request=request)
+        out = tool_output(response, "SSL-OUT-006")
+        findings.check(out.get("path") == "inbox/example.md", "SSL-OUT-006",
+                       f"gave path {out.get('path')!r}, expected 'inbox/example.md'", request=request)
 
 
 @pytest.mark.req("SSL-IN-001")
@@ -45,14 +61,16 @@ def test_a_call_whose_path_is_not_a_string_fails(server, client, value):
 
 
 @pytest.mark.req("SSL-ERR-001")
-def test_a_missing_note_gives_the_runtime_error_envelope(client, profile):
-    envelope(client.call_tool(TOOL, {"path": MISSING}), profile.error_validator(), "SSL-ERR-001", "missing note")
+def test_a_missing_note_fails_with_runtime_error(server, client, profile):
+    structured_error(server.call_tool(TOOL, {"path": MISSING}), profile, "SSL-ERR-001", "missing note",
+                     request=describe_call(TOOL, {"path": MISSING}))
 
 
 @pytest.mark.req("SSL-ERR-002")
-@pytest.mark.parametrize("path", [TRAVERSAL, "inbox/../../outside/secret.md", "..\\outside\\secret.md"])
-def test_a_traversal_path_gives_the_runtime_error_envelope(client, profile, path):
-    envelope(client.call_tool(TOOL, {"path": path}), profile.error_validator(), "SSL-ERR-002", "traversal path")
+@pytest.mark.parametrize("path", [TRAVERSAL, "inbox/../../outside/secret.md", "inbox/../notes/alpha.md"])
+def test_a_traversal_path_fails_with_runtime_error(server, client, profile, path):
+    structured_error(server.call_tool(TOOL, {"path": path}), profile, "SSL-ERR-002", "traversal path",
+                     request=describe_call(TOOL, {"path": path}))
 
 
 def _failure(response):

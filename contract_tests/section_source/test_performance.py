@@ -11,7 +11,6 @@ import pytest
 
 from contract_tests.checks import check, fail, tool_output
 from contract_tests.harness import fsevents
-from contract_tests.harness.system import inet_sockets, needs_proc, own_ports
 from contract_tests.harness.vault import Fixture
 from contract_tests.section_source.common import TOOL, profiles_mark
 
@@ -85,18 +84,3 @@ def test_call_time_does_not_grow_with_the_vault(servers, fixture_vault, profile,
     seen = "; ".join(f"{large:.2f} ms vs {small:.2f} ms" for small, large in attempts)
     fail("SSL-PERF-002", f"median call on 20,000 notes vs on 10, in each of {len(attempts)} interleaved "
          f"measurements: {seen} (limit {ratio}x + 1 ms)")
-
-
-@needs_proc
-@pytest.mark.req("SSL-PERF-003")
-def test_the_server_opens_no_network_connection(servers, fixture_vault, client):
-    srv = servers.start(fixture_vault)
-    try:
-        srv.initialize()
-        seen = []
-        for path in fixture_vault.notes:
-            srv.call_tool(TOOL, {"path": path})
-            seen += inet_sockets(srv.pid, own_ports(srv))
-    finally:
-        srv.close(timeout=3)
-    check(not seen, "SSL-PERF-003", f"the server held network sockets: {sorted(set(seen))[:5]}")

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from contract_tests.checks import check, envelope, short, tool_output
+from contract_tests.checks import check, short, structured_error, tool_output
 from contract_tests.harness.stdio import NoResponse, ServerGone
 from contract_tests.section_source.common import TOOL, profiles_mark
 
@@ -18,8 +18,8 @@ def test_a_note_at_the_input_cap_is_answered_and_one_over_is_refused(server, cli
     at_cap = tool_output(server.call_tool(TOOL, {"path": fixture_vault.stress["cap_exact"]}, timeout=60),
                          "SSL-STR-001")
     check(at_cap.get("sections"), "SSL-STR-001", "the note at the cap gave no sections")
-    envelope(server.call_tool(TOOL, {"path": fixture_vault.stress["cap_over"]}, timeout=60),
-             profile.error_validator(), "SSL-STR-001", "a note one character over the cap")
+    structured_error(server.call_tool(TOOL, {"path": fixture_vault.stress["cap_over"]}, timeout=60),
+                     profile, "SSL-STR-001", "a note one character over the cap")
 
 
 @pytest.mark.req("SSL-STR-002")
@@ -33,21 +33,20 @@ def test_more_than_the_section_cap_gives_exactly_the_cap_and_truncated(server, c
     check(ordinals == list(range(1, cap + 1)), "SSL-STR-002", "the kept sections are not the first ones")
 
 
-@pytest.mark.req("SSL-STR-003", "SSL-STR-004")
-def test_repeated_calls_are_identical_and_memory_stays_bounded(server, client, profile):
-    """1,000 calls on one note: one distinct output; resident memory grows less than the limit."""
+@pytest.mark.req("SSL-STR-004")
+def test_memory_stays_bounded_over_repeated_calls(server, client, profile):
+    """1,000 calls on one note: resident memory grows less than the profile's limit."""
     n = profile.limits["repeat_calls"]
-    outputs, rss = set(), []
+    rss = []
     for i in range(n):
-        response = server.call_tool(TOOL, {"path": "notes/alpha.md"})
-        outputs.add(json.dumps(tool_output(response, "SSL-STR-003"), sort_keys=True))
+        server.call_tool(TOOL, {"path": "notes/alpha.md"})
         if i in (99, n - 1):
             rss.append(server.rss_kib())
-    check(len(outputs) == 1, "SSL-STR-003", f"{n} calls gave {len(outputs)} distinct outputs")
-    if None not in rss:
-        growth_mib = (rss[1] - rss[0]) / 1024
-        check(growth_mib < profile.limits["rss_growth_mib"], "SSL-STR-004",
-              f"resident memory grew {growth_mib:.1f} MiB over {n - 100} calls")
+    if None in rss:
+        pytest.skip("the server's resident memory cannot be read (no /proc, or --server-url)")
+    growth_mib = (rss[1] - rss[0]) / 1024
+    check(growth_mib < profile.limits["rss_growth_mib"], "SSL-STR-004",
+          f"resident memory grew {growth_mib:.1f} MiB over {n - 100} calls")
 
 
 @pytest.mark.req("SSL-STR-005")
@@ -75,7 +74,7 @@ def test_pathological_nesting_gets_a_result_or_clean_error_and_the_server_stays_
             pytest.fail(f"[SSL-STR-005] {role}: no answer ({exc})", pytrace=False)
         result = response.get("result")
         if result is not None and result.get("isError"):
-            envelope(response, profile.error_validator(), "SSL-STR-005", role)
+            structured_error(response, profile, "SSL-STR-005", role)
         elif result is None:
             check("error" in response, "SSL-STR-005", f"{role}: malformed response {short(response)}")
         alive = srv.request("ping", timeout=10)

@@ -14,7 +14,8 @@ from contract_tests.checks import check, fail, result_of, short
 from contract_tests.contracts import policy
 from contract_tests.harness import canaries
 from contract_tests.harness.http import HttpServer
-from contract_tests.harness.upstream import NOTES_PREFIX, RecordedRequest
+from contract_tests.harness.oracles import seed_normalize  # noqa: F401
+from contract_tests.harness.upstream import RecordedRequest, read_path  # noqa: F401
 
 TOOL = "get_section_source"
 PROFILE = "section-source-hosted"
@@ -22,11 +23,6 @@ profiles_mark = pytest.mark.profiles(PROFILE)
 UNKNOWN_ROLES = ("rc-unknown-role", "Viewer", "owner", "superadmin")
 INVALID_PATH = "Invalid path"
 
-# JavaScript's String.prototype.trim() removes these; Python's str.strip() a slightly different
-# set. A server may follow either, so both normalizations are acceptable reads.
-_JS_SPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009" \
-            "\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
-_DRIVE = re.compile(r"^[A-Za-z]:")
 # Characters encodeURIComponent leaves alone; `!*'()` may be escaped too (equivalent to servers).
 _UNRESERVED = set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~")
 _MAY_ESCAPE = set("!*'()")
@@ -53,35 +49,6 @@ def explicit_cells() -> list[tuple[str, str, str, dict[str, Any]]]:
 ROLES = tuple(role["name"] for role in acl()["roles"])
 
 
-def seed_normalize(raw: Any) -> tuple[bool, set[str]]:
-    """The seed's normalization: (must be rejected, the normalized paths a server may read).
-
-    Where the seed's wording leaves room (which characters `trim` removes, whether `.`
-    segments are dropped, `C:name` without a slash), every reasonable reading is accepted.
-    """
-    if not isinstance(raw, str):
-        return True, set()
-    reads: set[str] = set()
-    must_reject = True
-    for trimmed in {raw.strip(_JS_SPACE), raw.strip()}:
-        text = trimmed.replace("\\", "/")
-        if not text or text.startswith("/") or re.match(r"^[A-Za-z]:/", text):
-            continue
-        segments = [s for s in text.split("/") if s]
-        if not segments or ".." in segments or all(s == "." for s in segments):
-            continue  # "." alone would be read as GET /api/v1/notes/. which URL clients turn into the list route
-        must_reject = False
-        reads.add("/".join(segments))
-        dotless = [s for s in segments if s != "."]
-        if dotless:
-            reads.add("/".join(dotless))
-    if not reads:
-        return True, set()
-    if any(_DRIVE.match(p) for p in reads):
-        must_reject = False  # "C:name" may be read as a literal name or refused as a drive path
-    return must_reject, reads
-
-
 def encoded_component_ok(raw_segment: str) -> bool:
     """True if a request path segment is encodeURIComponent-style: every character outside
     the unreserved set (and `!*'()`) percent-encoded, `/` included."""
@@ -97,16 +64,6 @@ def encoded_component_ok(raw_segment: str) -> bool:
             return False
         i += 1
     return True
-
-
-def read_path(request: RecordedRequest) -> str | None:
-    """The note path a request reads (decoded), or None if it is not a one-note GET."""
-    if request.method != "GET" or not request.path.startswith(NOTES_PREFIX):
-        return None
-    segment = request.path[len(NOTES_PREFIX):]
-    if not segment or "/" in segment:
-        return None
-    return unquote(segment)
 
 
 def refused(response: dict[str, Any]) -> bool:

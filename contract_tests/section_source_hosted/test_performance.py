@@ -43,33 +43,3 @@ def test_every_upstream_request_is_one_note_read_however_big_the_vault(server, c
         check(not requests, "SSH-UP-006", f"phase {suite.phase}: {len(requests)} upstream requests")
 
 
-@needs_proc
-@pytest.mark.req("SSH-UP-007")
-def test_the_server_connects_to_nothing_but_the_canister(server, client, contract_fixture):
-    """Sockets of the server and its child processes, sampled while calls run."""
-    if server.proc is None:
-        pytest.skip("the suite did not start the server (--server-url)")
-    fx = contract_fixture
-    canister_port = fx.upstream.address[1]
-    seen: set[str] = set()
-    done = threading.Event()
-
-    def sample() -> None:
-        while not done.is_set():
-            for pid in process_tree(server.pid):
-                try:
-                    seen.update(inet_sockets(pid, own_ports(server)))
-                except OSError:
-                    continue  # the process ended meanwhile
-            time.sleep(0.005)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    try:
-        for path in fx.notes[:8]:
-            server.call_tool(TOOL, {"path": path})
-    finally:
-        done.set()
-        sampler.join(timeout=5)
-    strangers = sorted(s for s in seen if int(s.split()[2].rsplit(":", 1)[1], 16) not in (canister_port, 0))
-    check(not strangers, "SSH-UP-007", f"the server held sockets to other peers: {strangers[:5]}")

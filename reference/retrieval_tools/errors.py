@@ -2,7 +2,7 @@
 
 Messages are constants so an error can never echo a requested path, a query or file content;
 details carry only the keys in DETAIL_KEYS, and only values the server chose (argument names,
-repo names, reason tokens, numbers). specs/catalogues/retrieval-tools-errors.yaml documents the same
+repo names, reason tokens, numbers). contract/errors.yaml documents the same
 table; a unit test keeps the two equal.
 """
 
@@ -21,6 +21,8 @@ MESSAGES: dict[str, str] = {
     "PATH_OUTSIDE_ROOT": "Invalid path: it resolves outside the repository root",
     "FILE_NOT_FOUND": "File not found",
     "DIR_NOT_FOUND": "Directory not found",
+    "FILE_UNREADABLE": "File cannot be read (permission denied)",
+    "DIR_UNREADABLE": "Directory cannot be read (permission denied)",
     "NOT_A_FILE": "Not a file: the path names a directory or a special file",
     "NOT_A_DIRECTORY": "Not a directory",
     "FILE_BINARY": "File is binary or not valid UTF-8 text",

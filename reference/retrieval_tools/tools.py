@@ -108,8 +108,11 @@ def _check_root(roots: Roots, repo: str) -> Path:
 
 
 def _not_found(code: str, repo: str, exc: OSError | None = None) -> ToolError:
-    reason = "unreadable" if isinstance(exc, PermissionError) else "missing"
-    return ToolError(code, field="path", repo=repo, reason=reason)
+    """Missing, or unreadable (SC-004: the error identifies which): FILE_NOT_FOUND becomes
+    FILE_UNREADABLE, DIR_NOT_FOUND becomes DIR_UNREADABLE when the OS refused the read."""
+    if isinstance(exc, PermissionError):
+        return ToolError(code.replace("NOT_FOUND", "UNREADABLE"), field="path", repo=repo, reason="unreadable")
+    return ToolError(code, field="path", repo=repo, reason="missing")
 
 
 # -- search ----------------------------------------------------------------------------
@@ -257,7 +260,7 @@ def list_dir(roots: Roots, args: dict[str, Any]) -> tuple[Result, bool]:
     if not is_dir:
         raise ToolError("NOT_A_DIRECTORY", field="path", repo=repo)
     if not os.access(real, os.R_OK | os.X_OK):
-        raise ToolError("DIR_NOT_FOUND", field="path", repo=repo, reason="unreadable")
+        raise ToolError("DIR_UNREADABLE", field="path", repo=repo, reason="unreadable")
     return {"repo": repo, "path": relative, "entries": walk.list_entries(root, relative, real)}, False
 
 
@@ -321,15 +324,11 @@ def call_tool(roots: Roots, name: str, arguments: Any) -> Outcome:
 
 # -- schemas ---------------------------------------------------------------------------
 def _schema_dir() -> Path:
-    here = Path(__file__).resolve().parent
-    for candidate in (here.parents[1] / "schemas",  # source checkout
-                      here.parents[1] / "contract_tests" / "_contracts" / "schemas"):  # wheel
-        if (candidate / "retrieval-tools").is_dir():
-            return candidate / "retrieval-tools"
-    raise FileNotFoundError("schemas/retrieval-tools not found")
+    """The reference's own documented schemas (its contract, beside the code)."""
+    return Path(__file__).resolve().parent / "contract" / "schemas"
 
 
 @cache
 def schema(name: str) -> dict[str, Any]:
-    """Load e.g. schema('search.input') from schemas/retrieval-tools/search.input.schema.json."""
+    """Load e.g. schema('search.input') from contract/schemas/search.input.schema.json."""
     return json.loads((_schema_dir() / f"{name}.schema.json").read_text(encoding="utf-8"))

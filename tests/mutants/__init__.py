@@ -1,0 +1,37 @@
+"""Deliberate defects and correct variants of the reference servers (see _dispatch.py)."""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+LAUNCHERS = {"section-source-local": "launch.py", "retrieval-tools": "launch_retrieval_tools.py",
+             "section-source-hosted": "launch_hosted.py"}
+
+
+def registry():
+    """Every mutant and variant, by name (importing the launchers registers them)."""
+    from tests.mutants import _dispatch, launch, launch_hosted, launch_retrieval_tools  # noqa: F401
+    return dict(_dispatch.REGISTRY)
+
+
+def command(m) -> str:
+    """The suite's --server-cmd for a mutant or variant."""
+    launcher = shlex.quote(str(HERE / LAUNCHERS[m.profile]))
+    if m.profile == "retrieval-tools":
+        return f"{{python}} {launcher} {m.name}"
+    if m.profile == "section-source-hosted":
+        return f"{{python}} {launcher} {m.name} --port {{port}} --phase {{phase}}"
+    http = " --http --port {port}" if m.transport == "http" else ""
+    return f"{{python}} {launcher} {m.name} --vault {{vault}}{http}"
+
+
+def suite_args(m, phase: str | None = None) -> list[str]:
+    """--profile, and --transport or --phase, for a mutant or variant."""
+    args = ["--profile", m.profile]
+    if m.transport:
+        args += ["--transport", m.transport]
+    if m.profile == "section-source-hosted":
+        args += ["--phase", phase or (m.phases[0] if m.phases else "1L")]
+    return args + list(m.options)

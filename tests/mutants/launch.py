@@ -16,6 +16,11 @@ from pathlib import Path
 
 import mcp_types as types
 
+try:
+    from tests.mutants._dispatch import mutant, run, variant
+except ImportError:  # run as a script from tests/mutants
+    from _dispatch import mutant, run, variant  # type: ignore[no-redef]
+
 from reference.section_source import builder, paths, server, tools
 
 
@@ -34,6 +39,7 @@ def _wrap_source(transform):
     _patch_tool("get_section_source", patched)
 
 
+@mutant("SSL-OUT-002", "SSL-SEC-001", "SSL-E2E-002", profile="section-source-local")
 def body_in_output():
     def add(vault, raw, out):
         text = paths.read_note(vault, paths.normalize_request_path(raw))
@@ -43,6 +49,7 @@ def body_in_output():
     _wrap_source(add)
 
 
+@mutant("SSL-OUT-001", "SSL-OUT-007", profile="section-source-local")
 def snippet_field():
     def add(vault, raw, out):
         text = paths.read_note(vault, paths.normalize_request_path(raw))
@@ -51,6 +58,7 @@ def snippet_field():
     _wrap_source(add)
 
 
+@mutant("SSL-SEC-002", profile="section-source-local")
 def frontmatter_in_output():
     def add(vault, raw, out):
         front, _ = builder.split_frontmatter(paths.read_note(vault, paths.normalize_request_path(raw)))
@@ -60,6 +68,7 @@ def frontmatter_in_output():
     _wrap_source(add)
 
 
+@mutant("SSL-ERR-004", profile="section-source-local")
 def absolute_path_in_error():
     original = paths.resolve_note
 
@@ -72,6 +81,7 @@ def absolute_path_in_error():
     paths.resolve_note = resolve
 
 
+@mutant("SSL-ERR-005", profile="section-source-local")
 def unsafe_path_echoed():
     original = paths.normalize_request_path
 
@@ -84,6 +94,7 @@ def unsafe_path_echoed():
     tools.normalize_request_path = normalize
 
 
+@mutant("SSL-IN-005", "SSL-IN-007", profile="section-source-local")
 def traversal_resolved():
     """Collapse `..` instead of rejecting it (the containment check still runs)."""
     def normalize(raw):
@@ -94,6 +105,7 @@ def traversal_resolved():
     tools.normalize_request_path = normalize
 
 
+@mutant("SSL-IN-006", profile="section-source-local")
 def symlink_followed():
     """No real-path containment: a symlink out of the vault is followed."""
     def resolve(vault_real, relative):
@@ -104,6 +116,7 @@ def symlink_followed():
     paths.resolve_note = resolve
 
 
+@mutant("SSL-IN-006", "SSL-IN-008", profile="section-source-local")
 def sibling_prefix_accepted():
     """Containment by string prefix, and `..` allowed: vault_evil/ passes as inside."""
     def normalize(raw):
@@ -120,12 +133,14 @@ def sibling_prefix_accepted():
     paths.resolve_note = resolve
 
 
+@mutant("SSL-TOOL-003", "SSL-IN-003", profile="section-source-local")
 def extra_input_accepted():
     schema = dict(server.INPUT_SCHEMA, additionalProperties=True)
     server.INPUT_SCHEMA = schema
     server._INPUT = server.Draft202012Validator(schema)
 
 
+@mutant("SSL-PERF-001", "SSL-PERF-002", profile="section-source-local")
 def vault_scan():
     original = paths.read_note
 
@@ -137,6 +152,7 @@ def vault_scan():
     tools.read_note = read
 
 
+@mutant("SSL-DI-002", profile="section-source-local")
 def cache_file_written():
     original = tools.get_section_source
 
@@ -149,6 +165,7 @@ def cache_file_written():
     _patch_tool("get_section_source", cached)
 
 
+@mutant("SSL-DI-001", profile="section-source-local")
 def sidecar_in_vault():
     original = tools.get_section_source
 
@@ -159,6 +176,7 @@ def sidecar_in_vault():
     _patch_tool("get_section_source", sidecar)
 
 
+@mutant("SSL-DI-003", profile="section-source-local")
 def stale_cache():
     original = tools.get_section_source
     memo = {}
@@ -171,11 +189,13 @@ def stale_cache():
     _patch_tool("get_section_source", memoized)
 
 
+@mutant("SSL-STR-001", "SSL-STR-002", profile="section-source-local")
 def caps_ignored():
     builder.MAX_SECTIONS = 10**9
     builder.MAX_INPUT_CHARS = 10**9
 
 
+@mutant("SSL-STR-003", "SSL-OUT-005", profile="section-source-local")
 def unstable_ids():
     def salt(vault, raw, out):
         tag = f"{random.randrange(10**6):06d}"
@@ -186,6 +206,7 @@ def unstable_ids():
     _wrap_source(salt)
 
 
+@mutant("SSL-RES-001", profile="section-source-local")
 def resource_registered():
     original = server.build_server
 
@@ -207,6 +228,7 @@ def resource_registered():
     server.build_server = build
 
 
+@mutant("SSL-ERR-003", profile="section-source-local")
 def error_reveals_more():
     """Only get_section_source says when a path is a symlink out of the vault."""
     original = tools.TOOLS["get_section_source"][1]
@@ -221,6 +243,7 @@ def error_reveals_more():
     tools.TOOLS["get_section_source"] = (tools.TOOLS["get_section_source"][0], revealing)
 
 
+@mutant("SSL-BLK-001", profile="section-source-local")
 def blocked_tool():
     def body(vault, raw):
         text = paths.read_note(vault, paths.normalize_request_path(raw))
@@ -237,27 +260,24 @@ def _serve_http_with(**app_options):
     server.serve_http = serve
 
 
+@mutant("MCP-HTTP-004", profile="section-source-local", transport="http")
 def http_origin_unchecked():
     from mcp.server.transport_security import TransportSecuritySettings
     _serve_http_with(transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
 
 
+@mutant("MCP-HTTP-005", profile="section-source-local", transport="http")
 def http_binds_all_interfaces():
     _serve_http_with(bind="0.0.0.0")
 
 
+@mutant("MCP-STDIO-001", profile="section-source-local")
 def stdout_log():
     os.write(1, b"reference server starting\n")
 
 
-MUTANTS = {f.__name__: f for f in (
-    body_in_output, snippet_field, frontmatter_in_output, absolute_path_in_error, unsafe_path_echoed,
-    traversal_resolved, symlink_followed, sibling_prefix_accepted, extra_input_accepted, vault_scan,
-    cache_file_written, sidecar_in_vault, stale_cache, caps_ignored, unstable_ids, resource_registered,
-    error_reveals_more, blocked_tool, http_origin_unchecked, http_binds_all_interfaces, stdout_log)}
 
 
 
 if __name__ == "__main__":
-    from _dispatch import run
-    sys.exit(run("launch.py", MUTANTS, server.main))
+    sys.exit(run("launch.py", server.main))

@@ -16,6 +16,11 @@ import jwt
 import mcp_types as types
 from mcp.server.transport_security import TransportSecuritySettings
 
+try:
+    from tests.mutants._dispatch import mutant, run, variant
+except ImportError:  # run as a script from tests/mutants
+    from _dispatch import mutant, run, variant  # type: ignore[no-redef]
+
 from reference.section_source.tools import outline_of
 from reference.section_source_hosted import acl, auth, paths, server, tools, upstream
 
@@ -35,18 +40,22 @@ def _wrap_tool(name, wrapper):
     tools.TOOLS[name] = (description, wrapper(original))
 
 
+@mutant("SSH-UP-004", profile="section-source-hosted")
 def hosted_gateway_header_missing():
     _patch_headers(lambda headers: headers.pop("X-Gateway-Auth", None))
 
 
+@mutant("SSH-UP-002", profile="section-source-hosted")
 def hosted_wrong_vault_header():
     _patch_headers(lambda headers: headers.update({"X-Vault-Id": "default"}))
 
 
+@mutant("SSH-UP-003", "SSH-ERR-004", profile="section-source-hosted")
 def hosted_actor_user_id():
     upstream.effective_user_id = lambda session: session.user_id
 
 
+@mutant("SSH-IN-003", profile="section-source-hosted")
 def hosted_fetch_before_validation():
     """Reads the raw request path upstream first, then validates as usual."""
     def wrapper(original):
@@ -63,6 +72,7 @@ def hosted_fetch_before_validation():
     _wrap_tool("get_section_source", wrapper)
 
 
+@mutant("SSH-ERR-003", profile="section-source-hosted")
 def hosted_raw_upstream_body():
     def check(reply):
         if reply.status != 200:
@@ -72,6 +82,7 @@ def hosted_raw_upstream_body():
     upstream.check_status = check
 
 
+@mutant("SSH-ACL-002", profile="section-source-hosted")
 def hosted_unknown_role_gets_editor():
     """Editor gets a second (body-free) tool, and unknown roles resolve to editor."""
     async def get_note_outline(call, arguments):
@@ -84,6 +95,7 @@ def hosted_unknown_role_gets_editor():
     acl.FALLBACK_ROLE = "editor"
 
 
+@mutant("SSH-LOG-001", profile="section-source-hosted")
 def hosted_token_logged():
     original = tools.run
 
@@ -93,6 +105,7 @@ def hosted_token_logged():
     tools.run = run
 
 
+@mutant("SSH-LOG-002", profile="section-source-hosted")
 def hosted_path_logged():
     """An 'audit' log line with the note path and the session's vault and user: not on the allowed list."""
     original = tools.run
@@ -107,6 +120,7 @@ def hosted_path_logged():
     tools.run = run
 
 
+@mutant("SSH-STR-003", "SSH-DI-002", profile="section-source-hosted")
 def hosted_cross_session_state():
     """Outputs memoised by normalised path only: across vaults, users and upstream edits."""
     cache = {}
@@ -124,6 +138,7 @@ def hosted_cross_session_state():
     _wrap_tool("get_section_source", wrapper)
 
 
+@mutant("SSH-UP-001", "SSH-UP-006", profile="section-source-hosted")
 def hosted_list_scan():
     original = upstream.read_note
 
@@ -133,14 +148,17 @@ def hosted_list_scan():
     upstream.read_note = read
 
 
+@mutant("MCP-HTTP-004", profile="section-source-hosted")
 def hosted_foreign_origin():
     server.transport_security = lambda host: TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
 
+@mutant("SSH-ACL-003", "SSH-ACL-004", profile="section-source-hosted", phases=("1K",))
 def hosted_tool_in_1k():
     acl.ROLE_TOOLS["1K"] = {role: frozenset({"get_section_source"}) for role in acl.ROLES}
 
 
+@mutant("SSH-OUT-003", profile="section-source-hosted")
 def hosted_canister_path_used():
     original = tools.derive
 
@@ -150,16 +168,19 @@ def hosted_canister_path_used():
     tools.derive = derive
 
 
+@mutant("SSH-AUTH-002", profile="section-source-hosted")
 def hosted_signature_unchecked():
     auth.decode_claims = lambda token, secret: jwt.decode(
         token, options={"verify_signature": False, "verify_exp": True, "require": ["exp"]})
 
 
+@mutant("SSH-AUTH-002", profile="section-source-hosted")
 def hosted_expired_accepted():
     auth.decode_claims = lambda token, secret: jwt.decode(
         token, secret, algorithms=auth.ALGORITHMS, options={"verify_exp": False})
 
 
+@mutant("SSH-BLK-001", profile="section-source-hosted")
 def hosted_blocked_tool():
     """Adds a get_section_body tool (a blocked SectionSource surface) for every role."""
     async def get_section_body(call, arguments):
@@ -173,6 +194,7 @@ def hosted_blocked_tool():
             acl.ROLE_TOOLS[phase][role] = acl.ROLE_TOOLS[phase][role] | {"get_section_body"}
 
 
+@mutant("SSH-SEC-003", profile="section-source-hosted")
 def hosted_secret_in_error():
     """Upstream failures name the gateway secret they were sent with ("for debugging")."""
     original = upstream.read_note
@@ -186,6 +208,7 @@ def hosted_secret_in_error():
     upstream.read_note = read
 
 
+@mutant("SSH-UP-007", profile="section-source-hosted")
 def hosted_provider_connection():
     """Keeps a connection to a 'provider' open (an in-process listener stands in for it)."""
     import socket
@@ -203,6 +226,7 @@ def hosted_provider_connection():
     tools.run = run
 
 
+@mutant("SSH-DI-003", profile="section-source-hosted")
 def hosted_cache_file():
     """Writes each output to a cache file under XDG_CACHE_HOME (a persisted derived record)."""
     import json
@@ -222,6 +246,7 @@ def hosted_cache_file():
 
 # --- a correct variant: every choice the profile leaves open, taken the other way -----------
 
+@variant(profile="section-source-hosted", phases=("1L", "1K"))
 def hosted_variant_open_choices():
     """Not a mutant: a conforming server the suite must pass (tests/test_variants.py).
 
@@ -269,15 +294,7 @@ def hosted_variant_open_choices():
     server.STATELESS_HTTP = True
 
 
-MUTANTS = {f.__name__: f for f in (
-    hosted_gateway_header_missing, hosted_wrong_vault_header, hosted_actor_user_id,
-    hosted_fetch_before_validation, hosted_raw_upstream_body, hosted_unknown_role_gets_editor,
-    hosted_token_logged, hosted_path_logged, hosted_cross_session_state, hosted_list_scan, hosted_foreign_origin,
-    hosted_tool_in_1k, hosted_canister_path_used, hosted_signature_unchecked, hosted_expired_accepted,
-    hosted_blocked_tool, hosted_secret_in_error, hosted_provider_connection, hosted_cache_file,
-    hosted_variant_open_choices)}
 
 
 if __name__ == "__main__":
-    from _dispatch import run
-    sys.exit(run("launch_hosted.py", MUTANTS, server.main))
+    sys.exit(run("launch_hosted.py", server.main))

@@ -13,6 +13,11 @@ import random
 import sys
 from pathlib import Path
 
+try:
+    from tests.mutants._dispatch import mutant, run, variant
+except ImportError:  # run as a script from tests/mutants
+    from _dispatch import mutant, run, variant  # type: ignore[no-redef]
+
 from reference.retrieval_tools import config, paths, server, tools, walk
 
 
@@ -26,11 +31,13 @@ def _wrap_tool(name, transform):
     tools.TOOLS[name] = (description, patched)
 
 
+@mutant("RT-SRCH-001", profile="retrieval-tools")
 def rt_wrong_ordering():
     original = walk.walk_files
     walk.walk_files = lambda root: sorted(original(root), key=lambda item: item[0].lower())  # case-folded
 
 
+@mutant("RT-SRCH-005", "RT-SRCH-001", profile="retrieval-tools")
 def rt_nondeterministic_order():
     def shuffle(roots, args, result, truncated):
         random.shuffle(result["matches"])
@@ -38,6 +45,7 @@ def rt_nondeterministic_order():
     _wrap_tool("search", shuffle)
 
 
+@mutant("RT-SRCH-003", profile="retrieval-tools")
 def rt_limit_not_applied():
     def unlimited(roots, args, result, truncated):
         if truncated:
@@ -47,6 +55,7 @@ def rt_limit_not_applied():
     _wrap_tool("search", unlimited)
 
 
+@mutant("RT-VIS-001", profile="retrieval-tools")
 def rt_hidden_listed():
     original = walk.list_entries
 
@@ -61,10 +70,12 @@ def rt_hidden_listed():
     walk.list_entries = with_hidden
 
 
+@mutant("RT-VIS-002", profile="retrieval-tools")
 def rt_gitignore_ignored():
     walk.IgnoreRules.ignored = lambda self, relative, is_dir: False
 
 
+@mutant("RT-PATH-001", "RT-PATH-002", "RT-PATH-004", profile="retrieval-tools")
 def rt_traversal_accepted():
     def normalize(raw, repo, *, allow_root=False):
         text = raw.strip().replace("\\", "/").lstrip("/")
@@ -78,6 +89,7 @@ def rt_traversal_accepted():
     walk.is_visible = lambda root, relative, is_dir: True
 
 
+@mutant("RT-PATH-003", profile="retrieval-tools")
 def rt_cross_root_escape():
     """Containment against any configured root instead of the requested one."""
     original = paths.inside
@@ -96,6 +108,7 @@ def rt_cross_root_escape():
     tools.relative_to_root = lambda root_real, real: ""  # and no second look at where it landed
 
 
+@mutant("RT-SNIP-002", profile="retrieval-tools")
 def rt_snippet_not_clamped():
     def unclamped(roots, args, result, truncated):
         result["end_line"] = args["end_line"]
@@ -103,6 +116,7 @@ def rt_snippet_not_clamped():
     _wrap_tool("get_snippet", unclamped)
 
 
+@mutant("RT-LOG-001", profile="retrieval-tools")
 def rt_content_in_logs():
     original = server.log_line
 
@@ -113,6 +127,7 @@ def rt_content_in_logs():
     server.log_line = verbose
 
 
+@mutant("RT-CFG-001", "RT-CFG-002", profile="retrieval-tools")
 def rt_starts_with_missing_root():
     config.root_problem = lambda path: None
     original = config.load_roots
@@ -125,6 +140,7 @@ def rt_starts_with_missing_root():
     server.load_roots = lenient
 
 
+@mutant("RT-OUT-002", profile="retrieval-tools")
 def rt_absolute_path_in_error():
     from reference.retrieval_tools import errors
     original = errors.ToolError.body
@@ -136,6 +152,7 @@ def rt_absolute_path_in_error():
     errors.ToolError.body = body
 
 
+@mutant("RT-RO-001", profile="retrieval-tools")
 def rt_index_written():
     def index(roots, args, result, truncated):
         (roots.docs / ".rt-search-index").write_text(args["query"])
@@ -143,6 +160,7 @@ def rt_index_written():
     _wrap_tool("search", index)
 
 
+@mutant("RT-CFG-004", profile="retrieval-tools")
 def rt_startup_lists_root():
     original = config.load_roots
 
@@ -156,6 +174,7 @@ def rt_startup_lists_root():
     server.load_roots = listing
 
 
+@variant(profile="retrieval-tools")
 def rt_variant_jsonrpc_errors():
     """Not a defect: errors on the other accepted channel, a JSON-RPC error whose data.error
     holds the object. The suite must pass this variant (tests/test_variants.py)."""
@@ -169,13 +188,8 @@ def rt_variant_jsonrpc_errors():
     server.to_result = to_result
 
 
-MUTANTS = {f.__name__: f for f in (rt_variant_jsonrpc_errors, 
-    rt_wrong_ordering, rt_nondeterministic_order, rt_limit_not_applied, rt_hidden_listed, rt_gitignore_ignored,
-    rt_traversal_accepted, rt_cross_root_escape, rt_snippet_not_clamped, rt_content_in_logs,
-    rt_starts_with_missing_root, rt_absolute_path_in_error, rt_index_written, rt_startup_lists_root)}
 
 
 
 if __name__ == "__main__":
-    from _dispatch import run
-    sys.exit(run("launch_retrieval_tools.py", MUTANTS, server.main))
+    sys.exit(run("launch_retrieval_tools.py", server.main))

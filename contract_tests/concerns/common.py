@@ -1,0 +1,73 @@
+"""Helpers of the shared concern tests: the profile's sweep calls and call templates."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from contract_tests.contracts import Profile, policy
+from contract_tests.harness.corpus import attack_path
+
+
+def render(template: Any, values: dict[str, str]) -> Any:
+    """Fill {placeholders} in every string of a call template."""
+    if isinstance(template, str):
+        for key, value in values.items():
+            template = template.replace("{" + key + "}", value)
+        return template
+    if isinstance(template, dict):
+        return {k: render(v, values) for k, v in template.items()}
+    if isinstance(template, list):
+        return [render(v, values) for v in template]
+    return template
+
+
+def item_values(item: str) -> dict[str, str]:
+    """Placeholders of one fixture item: {item}, and {repo}/{path} for root-prefixed items."""
+    repo, _, path = item.partition("/")
+    return {"item": item, "repo": repo, "path": path}
+
+
+def sweep_calls(profile: Profile, fixture: Any, names: Any, items: list[str] | None = None
+                ) -> list[tuple[str, dict[str, Any]]]:
+    """Every sweep call of the profile on every fixture item (tool, server-named arguments)."""
+    out = []
+    for item in fixture.items() if items is None else items:
+        for call in profile.concerns.get("sweep", []):
+            args = render(call["arguments"], item_values(item))
+            out.append((call["tool"], names.args(call["tool"], args)))
+    return out
+
+
+def failing_calls(profile: Profile, fixture: Any, names: Any, limit: int = 40) -> list[tuple[str, dict[str, Any]]]:
+    """Calls that must fail: missing items and path attacks, on every path tool and root."""
+    spec = profile.concerns.get("paths", {})
+    out = []
+    entries = policy("path-attacks.yaml")["paths"][:limit]
+    for root in fixture.attack_roots():
+        for tool in spec.get("tools", []):
+            for entry in entries + fixture.derived_attacks(root):
+                args = render(tool.get("arguments", {}), {"root": root})
+                args[tool["argument"]] = attack_path(entry, fixture.attack_placeholders(root))
+                out.append((tool["tool"], names.args(tool["tool"], args)))
+            args = render(tool.get("arguments", {}), {"root": root})
+            args[tool["argument"]] = "no-such-dir-rc/missing-note-rc.md"
+            out.append((tool["tool"], names.args(tool["tool"], args)))
+    return out
+
+
+def run(server: Any, calls: list[tuple[str, dict[str, Any]]], timeout: float = 60) -> list[dict[str, Any]]:
+    return [server.call_tool(tool, args, timeout=timeout) for tool, args in calls]
+
+
+def strip_volatile(value: Any, dotted: list[str]) -> Any:
+    """A copy of a JSON value without the members the profile marks volatile (a.b.c paths)."""
+    import copy
+    value = copy.deepcopy(value)
+    for path in dotted:
+        node = value
+        *parents, last = path.split(".")
+        for key in parents:
+            node = node.get(key, {}) if isinstance(node, dict) else {}
+        if isinstance(node, dict):
+            node.pop(last, None)
+    return value

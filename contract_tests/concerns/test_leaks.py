@@ -1,0 +1,40 @@
+"""Leaks, for every profile: every sweep call on every fixture item and a set of failing calls,
+then the server's output scanned channel by channel (results, errors, logs) for the fixture's
+canary tokens, one test per requirement the profile's `canaries` map names. (The canary guard
+also scans after every other test.)"""
+
+from __future__ import annotations
+
+from contract_tests.harness import canaries
+from contract_tests.verdicts import Findings
+
+
+def _reqs(profile, channels):
+    return sorted({req for ch in channels for req in profile.leak_requirements(ch).values()})
+
+
+def cases_test_no_canary_comes_back_in_results_or_errors(profile):
+    return [(req, req, req) for req in _reqs(profile, ("results", "errors"))]
+
+
+def test_no_canary_comes_back_in_results_or_errors(case, profile, server, contract_fixture, swept):
+    req = case
+    out, _err = swept
+    with Findings() as findings:
+        for found_req, leak in canaries.scan_output(out, contract_fixture.canaries, profile.output_canaries,
+                                                    server.sent_params, profile.echo_allowed):
+            if found_req == req:
+                findings.fail(req, f"the server's answers leaked: {leak}")
+
+
+def cases_test_no_canary_reaches_the_logs(profile):
+    return [(req, req, req) for req in _reqs(profile, ("stderr",))]
+
+
+def test_no_canary_reaches_the_logs(case, profile, contract_fixture, swept):
+    req = case
+    _out, err = swept
+    rules = {cls: r for cls, r in profile.leak_requirements("stderr").items() if r == req}
+    with Findings() as findings:
+        for leak in canaries.scan_lines(err, contract_fixture.canaries, "stderr", rules):
+            findings.fail(req, f"a log line leaked: {leak}")

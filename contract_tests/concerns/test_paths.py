@@ -1,0 +1,246 @@
+"""Path attacks, for every profile: the static corpus (policies/path-attacks.yaml) and the
+attacks derived from the fixture's own layout, on every path-taking tool and every root, one
+sweep per requirement that reports every failing case. Generated paths (hypothesis) too.
+
+What a case must do comes from the profile's `concerns.paths` and an oracle of what its seed
+allows: be rejected before any read, fail reading nothing outside the root, or (where the
+seed leaves room, e.g. whitespace trimming) succeed reading exactly the allowed item.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from contract_tests import contracts
+from contract_tests.checks import (error_code, error_texts, not_a_failure, json_pointer, structured_error, texts)
+from contract_tests.contracts import policy
+from contract_tests.harness import canaries, oracles
+from contract_tests.harness.corpus import attack_path, no_echo_probes
+from contract_tests.harness.stdio import NoResponse, ServerGone
+from contract_tests.verdicts import Findings, RequirementFailure, describe_call, esc, one_case
+
+FUZZ = settings(max_examples=100, deadline=None, derandomize=True,
+                suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+
+
+def _spec(profile: contracts.Profile) -> dict[str, Any]:
+    return profile.concerns.get("paths", {})
+
+
+def _requirement_of(spec: dict[str, Any], category: str) -> str:
+    reqs = spec.get("requirements", {})
+    return reqs.get(category, reqs.get("*"))
+
+
+def _applies(spec: dict[str, Any], category: str) -> bool:
+    return category in spec["categories"] if "categories" in spec else True
+
+
+def cases_test_path_attacks_fail(profile):
+    spec = _spec(profile)
+    if not spec:
+        return []
+    categories = {e["category"] for e in policy("path-attacks.yaml")["paths"]} | {
+        "traversal", "absolute-inside", "symlink"}
+    reqs = sorted({_requirement_of(spec, c) for c in categories if _applies(spec, c)})
+    return [(req, req, req) for req in reqs]
+
+
+def _render(template: Any, values: dict[str, str]) -> Any:
+    if isinstance(template, str):
+        for key, value in values.items():
+            template = template.replace("{" + key + "}", value)
+        return template
+    if isinstance(template, dict):
+        return {k: _render(v, values) for k, v in template.items()}
+    if isinstance(template, list):
+        return [_render(v, values) for v in template]
+    return template
+
+
+class Attacker:
+    """Sends one path to every path-taking tool on one root and judges the outcome."""
+
+    def __init__(self, profile, fixture, server, names) -> None:
+        self.profile, self.fixture, self.server, self.names = profile, fixture, server, names
+        self.spec = _spec(profile)
+        self.items = set(fixture.items()) if hasattr(fixture, "items") else set()
+
+    def targets(self) -> list[tuple[str, dict[str, Any]]]:
+        return [(root, tool) for root in self.fixture.attack_roots() for tool in self.spec["tools"]]
+
+    def case_id(self, entry_id: str, root: str, tool: dict[str, Any]) -> str:
+        if len(self.targets()) == 1:
+            return entry_id
+        return f"{entry_id}@{tool['tool']}:{root}"
+
+    def outcome(self, entry: dict[str, Any], path: Any) -> oracles.Outcome:
+        oracle = self.spec.get("oracle", "none")
+        before = bool(self.spec.get("reject_before_read", oracle != "none"))
+        if oracle == "hosted":
+            return oracles.hosted(path)
+        if oracle == "trim" and isinstance(path, str):
+            return oracles.trimmed(entry, path, self.items, before_read=before,
+                                   declared=contracts.DECLARATION.get("trim_paths"))
+        if oracle == "generated":
+            return oracles.Outcome("may-succeed")
+        return oracles.corpus(entry, path, before_read=before)
+
+    def send(self, root: str, tool: dict[str, Any], path: Any) -> tuple[dict[str, Any], Any, str]:
+        arguments = _render(tool.get("arguments", {}), {"root": root})
+        arguments[tool["argument"]] = path
+        arguments = self.names.args(tool["tool"], arguments)
+        request = describe_call(tool["tool"], arguments)
+        with self.fixture.reading() as reads:
+            response = self.server.call_tool(tool["tool"], arguments)
+        return response, reads, request
+
+    def judge(self, findings: Findings, req: str, case: str, root: str, outcome: oracles.Outcome,
+              response: dict[str, Any], reads: Any, request: str) -> None:
+        rejected_req = self.spec.get("rejected", req) if outcome.kind == "reject" else req
+        problem = not_a_failure(response)
+        if problem == "a successful result":
+            if outcome.kind != "may-succeed":
+                findings.fail(req, "the attack succeeded; it must fail", case=case, request=request)
+            elif reads.seen and outcome.allowed is not None:
+                extra = sorted(set(reads.items(root)) - set(outcome.allowed)) + reads.outside(root)
+                findings.check(not extra, req, f"read {esc(extra[:3])}; only {esc(sorted(outcome.allowed))} may be "
+                               "read for this path", case=case, request=request)
+            elif reads.seen:
+                findings.check(not reads.outside(root), req, f"read outside the root: {esc(reads.outside(root)[:3])}",
+                               case=case, request=request)
+            return
+        if problem:
+            findings.fail(rejected_req, f"expected a failure, got {problem}", case=case, request=request)
+            return
+        failure = self.spec.get("failure", "any")
+        if failure in ("structured", "envelope"):
+            with one_case(findings, rejected_req, case, request):
+                document = structured_error(response, self.profile, rejected_req, "the attack's error",
+                                            request=request, case=case)
+                expected = self.spec.get("message") if outcome.kind == "reject" else None
+                if expected:
+                    message = document.get("error") if isinstance(document, dict) else None
+                    findings.check(message == expected, rejected_req, f"the error is {esc(message)}, not "
+                                   f"{expected!r}", case=case, request=request)
+        if not reads.seen:
+            return
+        if outcome.kind == "reject":
+            findings.check(not reads.locations, rejected_req, f"read {esc(reads.locations[:3])} before rejecting the path",
+                           case=case, request=request)
+        else:
+            outside = reads.outside(root)
+            findings.check(not outside, req, f"read outside the root: {esc(outside[:3])}", case=case, request=request)
+
+
+def _entries(profile, fixture, root: str, req: str) -> list[dict[str, Any]]:
+    spec = _spec(profile)
+    entries = [e for e in policy("path-attacks.yaml")["paths"] + fixture.derived_attacks(root)
+               if _applies(spec, e["category"]) and _requirement_of(spec, e["category"]) == req]
+    return entries
+
+
+def test_path_attacks_fail(case, profile, attack_fixture, attack_server, names):
+    """Every attack of the corpus and of the fixture's layout, on every path tool and root."""
+    req = case
+    attacker = Attacker(profile, attack_fixture, attack_server, names)
+    with Findings() as findings:
+        for root, tool in attacker.targets():
+            for entry in _entries(profile, attack_fixture, root, req):
+                case_id = attacker.case_id(entry["id"], root, tool)
+                if not findings.wants(case_id):
+                    continue
+                path = attack_path(entry, attack_fixture.attack_placeholders(root))
+                response, reads, request = attacker.send(root, tool, path)
+                attacker.judge(findings, req, case_id, root, attacker.outcome(entry, path), response, reads, request)
+
+
+def cases_test_rejected_paths_are_never_echoed(profile):
+    req = _spec(profile).get("no_echo")
+    return [(req, req, req)] if req else []
+
+
+def test_rejected_paths_are_never_echoed(case, profile, attack_fixture, attack_server, names):
+    """No error repeats the path it refuses (the whole path, or the distinctive part the corpus names)."""
+    req = case
+    attacker = Attacker(profile, attack_fixture, attack_server, names)
+    with Findings() as findings:
+        for root, tool in attacker.targets():
+            for entry in policy("path-attacks.yaml")["paths"] + attack_fixture.derived_attacks(root):
+                if not _applies(attacker.spec, entry["category"]):
+                    continue
+                case_id = attacker.case_id(entry["id"], root, tool)
+                if not findings.wants(case_id):
+                    continue
+                path = attack_path(entry, attack_fixture.attack_placeholders(root))
+                if attacker.outcome(entry, path).kind == "may-succeed":
+                    continue
+                response, _reads, request = attacker.send(root, tool, path)
+                if not_a_failure(response):
+                    continue  # not a failure: the attack sweep reports it
+                decoded = [t for text in _error_strings(response) for t in canaries.strings(text)]
+                for probe in no_echo_probes(entry, path):
+                    if any(probe in text for text in decoded):
+                        findings.fail(req, "the error echoes the requested path", case=case_id, request=request)
+                        break
+
+
+def _error_strings(response: dict[str, Any]) -> list[str]:
+    if "error" in response:
+        error = response["error"]
+        return [str(error.get("message", "")), json.dumps(error.get("data", ""), ensure_ascii=False)]
+    return texts(response["result"])
+
+
+SEGMENTS = st.sampled_from(["..", ".", "", "inbox", "example.md", "outside", "secret.md", "vault_evil", "links",
+                            "escape-file.md", "escape-dir", "%2e%2e", "\\", "C:", "~", "\x00", " ", "．．", "notes",
+                            "docs", "code", "src", "README.md", "guide"])
+
+
+def cases_test_generated_paths_never_escape_and_never_crash(profile):
+    req = _spec(profile).get("generated")
+    return [(req, req, req)] if req else []
+
+
+def test_generated_paths_never_escape_and_never_crash(case, profile, attack_fixture, attack_server, names):
+    req = case
+    attacker = Attacker(profile, attack_fixture, attack_server, names)
+    root, tool = attacker.targets()[0]
+    generated = {"id": "generated", "category": "generated", "expect": "error"}
+    hosted = attacker.spec.get("oracle") == "hosted"
+
+    @FUZZ
+    @given(st.lists(SEGMENTS, min_size=1, max_size=8), st.sampled_from(["/", "\\"]), st.booleans())
+    @example(["..", "vault_evil", "secret.md"], "/", False)
+    @example(["links", "escape-dir", "secret.md"], "/", False)
+    @example(["..", "outside", "secret.md"], "\\", False)
+    @example(["..", "code", "src", "main.py"], "/", False)
+    def probe(parts, sep, leading):
+        path = (sep if leading else "") + sep.join(parts)
+        outcome = oracles.hosted(path) if hosted else oracles.Outcome("may-succeed")
+        try:
+            response, reads, request = attacker.send(root, tool, path)
+        except (NoResponse, ServerGone) as exc:
+            raise RequirementFailure(Findings().items + [_crash(req, exc, path)]) from None
+        findings = Findings()
+        if outcome.kind == "may-succeed" and not_a_failure(response) not in (None, "a successful result"):
+            findings.fail(req, f"expected a result or a failure, got {not_a_failure(response)}", request=request)
+        else:
+            attacker.judge(findings, req, None, root, outcome, response, reads, request)
+        if not_a_failure(response) == "a successful result":
+            leaks = canaries.scan_lines([json.dumps(response)], attack_fixture.canaries, "results", ("outside",))
+            findings.check(not leaks, req, "a generated path returned content from outside the root", request=request)
+        findings.close()
+
+    probe()
+
+
+def _crash(req: str, exc: Exception, path: str):
+    from contract_tests.verdicts import Finding
+    return Finding(req, f"the server stopped answering on a generated path ({exc})",
+                   request=f"path {json.dumps(path, ensure_ascii=True)}")

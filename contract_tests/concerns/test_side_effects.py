@@ -1,0 +1,167 @@
+"""Side effects, for every profile: no network connection over the server's process tree, no
+file written in its HOME, XDG or temporary directories after start-up, the fixture unchanged
+by a full run, edits visible in the next call, and repeated calls identical."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import threading
+import time
+
+import pytest
+
+from contract_tests.checks import called_ok, short, tool_output
+from contract_tests.concerns.common import failing_calls, item_values, render, run, strip_volatile, sweep_calls
+from contract_tests.harness.adapter import snapshot, snapshot_diff
+from contract_tests.harness.system import inet_sockets, needs_proc, own_ports, process_tree
+from contract_tests.verdicts import Findings, describe_call, esc
+
+
+def _one(profile, key):
+    spec = profile.concerns.get(key)
+    return [(spec["req"], spec, spec["req"])] if spec else []
+
+
+def cases_test_the_server_opens_no_network_connection(profile):
+    return _one(profile, "network")
+
+
+@needs_proc
+def test_the_server_opens_no_network_connection(case, servers, contract_fixture, profile, names):
+    """Sockets of the server and its child processes, sampled while calls run; the fixture's
+    own endpoints (an upstream double) and the server's own HTTP port are allowed."""
+    req = case["req"]
+    srv = servers.start(contract_fixture)
+    if srv.proc is None:
+        pytest.skip("the suite did not start the server (--server-url): its sockets cannot be read")
+    own, upstream = own_ports(srv), tuple(contract_fixture.allowed_ports())
+    seen: set[str] = set()
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.is_set():
+            for pid in process_tree(srv.pid):
+                try:
+                    seen.update(inet_sockets(pid, own, upstream))
+                except OSError:
+                    continue  # the process ended meanwhile
+            time.sleep(0.005)
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    srv.initialize()
+    sampler.start()
+    try:
+        run(srv, sweep_calls(profile, contract_fixture, names, contract_fixture.items()[:12]))
+    finally:
+        done.set()
+        sampler.join(timeout=2)
+        srv.close(timeout=3)
+    with Findings() as findings:
+        findings.check(not seen, req, f"the server held network sockets: {sorted(seen)[:5]}")
+
+
+def cases_test_nothing_is_written_in_home_xdg_or_temp_after_start_up(profile):
+    return _one(profile, "home")
+
+
+def test_nothing_is_written_in_home_xdg_or_temp_after_start_up(case, servers, contract_fixture, profile, names):
+    req = case["req"]
+    home = servers.fresh_home()
+    srv = servers.start(contract_fixture, home=home)
+    srv.initialize()
+    time.sleep(0.2)  # let start-up settle: what a server writes while starting is its own affair
+    before = snapshot(home)
+    try:
+        run(srv, sweep_calls(profile, contract_fixture, names) + failing_calls(profile, contract_fixture, names))
+    finally:
+        srv.close(timeout=5)
+    changes = snapshot_diff(before, snapshot(home))
+    with Findings() as findings:
+        findings.check(not changes, req, f"{len(changes)} change(s) in HOME/XDG/TMPDIR after start-up: {changes[:5]}")
+
+
+def cases_test_a_full_run_leaves_the_fixture_unchanged(profile):
+    return _one(profile, "unchanged")
+
+
+def test_a_full_run_leaves_the_fixture_unchanged(case, servers, contract_fixture, profile, suite, names,
+                                                 tmp_path_factory):
+    """A private fixture (the shared one with --server-url), snapshotted before the server
+    starts and after every tool ran on every item and every failing call."""
+    req = case["req"]
+    fixture = contract_fixture if suite.server_url else type(contract_fixture).build(
+        profile, tmp_path_factory.mktemp("unchanged"), {})
+    try:
+        before = fixture.snapshot()
+        srv = servers.start(fixture)
+        srv.initialize()
+        try:
+            run(srv, sweep_calls(profile, fixture, names) + failing_calls(profile, fixture, names, limit=250))
+        finally:
+            srv.close(timeout=5)
+        changes = fixture.changes(before)
+    finally:
+        if fixture is not contract_fixture:
+            fixture.close()
+    with Findings() as findings:
+        findings.check(not changes, req, f"{len(changes)} change(s) to the fixture: {changes[:5]}")
+
+
+def cases_test_an_edit_shows_in_the_next_call(profile):
+    return _one(profile, "edit")
+
+
+def test_an_edit_shows_in_the_next_call(case, server, client, contract_fixture, profile, names):
+    req, item = case["req"], case["item"]
+    first, second = f"rcfirst{secrets.token_hex(4)}", f"rcsecond{secrets.token_hex(4)}"
+    with Findings() as findings:
+        outputs = []
+        for token in (first, second):
+            contract_fixture.write(item, render(case["text"], {"token": token}))
+            args = names.args(case["call"]["tool"], render(case["call"]["arguments"], {**item_values(item), "token": token}))
+            response = server.call_tool(case["call"]["tool"], args)
+            request = describe_call(case["call"]["tool"], args)
+            if not called_ok(response):
+                findings.fail(req, f"the call on the edited item did not succeed: {short(response, 200)}",
+                              request=request)
+                return
+            outputs.append((json.dumps(tool_output(response, req)), request))
+        findings.check(first in outputs[0][0], req, "the first call does not show the item as written",
+                       request=outputs[0][1])
+        findings.check(second in outputs[1][0] and first not in outputs[1][0], req,
+                       "after an edit the next call does not show the edited item (output kept between calls?)",
+                       request=outputs[1][1])
+
+
+def cases_test_repeated_calls_on_unchanged_data_are_identical(profile):
+    return _one(profile, "repeat")
+
+
+def test_repeated_calls_on_unchanged_data_are_identical(case, server, client, profile, names):
+    req = case["req"]
+    times = int(case.get("times", profile.limits.get("repeat_calls", 100)))
+    tool = case["call"]["tool"]
+    args = names.args(tool, case["call"]["arguments"])
+    volatile = list(profile.data.get("sample_call", {}).get("volatile", []))
+    outputs: dict[str, int] = {}
+    for _ in range(times):
+        response = server.call_tool(tool, args)
+        if not called_ok(response):
+            with Findings() as findings:
+                findings.fail(req, f"a repeated call did not succeed: {short(response, 200)}",
+                              request=describe_call(tool, args))
+        text = json.dumps(strip_volatile(tool_output(response, req), volatile), sort_keys=True)
+        outputs[text] = outputs.get(text, 0) + 1
+    with Findings() as findings:
+        findings.check(len(outputs) == 1, req, f"{times} identical calls gave {len(outputs)} different outputs "
+                       f"(counts {sorted(outputs.values(), reverse=True)[:5]}): first differs by "
+                       f"{esc(_first_diff(list(outputs)), 200)}", request=describe_call(tool, args))
+
+
+def _first_diff(texts: list[str]) -> str:
+    if len(texts) < 2:
+        return ""
+    a, b = texts[0], texts[1]
+    i = next((n for n, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    return f"...{a[max(0, i - 40):i + 40]} | ...{b[max(0, i - 40):i + 40]}"

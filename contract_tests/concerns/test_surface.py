@@ -1,0 +1,233 @@
+"""The tool surface, for every profile: the profile's tools listed (and described), their input
+schemas, declared output schemas honoured, blocked surfaces absent, resources and prompts
+that expose nothing they must not, and prompt-injection text returned as inert data."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+from contract_tests import contracts
+from contract_tests.checks import called_ok, json_pointer, schema_errors, short, tool_output
+from contract_tests.concerns.common import render, run, sweep_calls
+from contract_tests.contracts import policy
+from contract_tests.harness import canaries
+from contract_tests.verdicts import Findings, describe_call, esc
+
+
+def _surface(profile) -> dict[str, Any]:
+    return profile.concerns.get("surface", {})
+
+
+def _listed(client) -> dict[str, dict[str, Any]]:
+    return {tool["name"]: tool for tool in client.list_tools()}
+
+
+def cases_test_the_profiles_tools_are_listed(profile):
+    spec = _surface(profile).get("listed")
+    return [(spec["req"], spec, spec["req"])] if spec else []
+
+
+def test_the_profiles_tools_are_listed(case, client, profile):
+    listed = _listed(client)
+    with Findings() as findings:
+        for name in profile.required_tools:
+            if not findings.check(name in listed, case["req"], f"{name} is not listed (listed: {sorted(listed)})"):
+                continue
+            if case.get("described"):
+                findings.check((listed[name].get("description") or "").strip(), case["req"],
+                               f"{name} has no description")
+
+
+def cases_test_input_schemas_declare_what_the_seed_fixes(profile):
+    return [(spec["req"], spec, f"{spec['req']}-{spec['tool']}") for spec in _surface(profile).get("inputs", [])]
+
+
+def test_input_schemas_declare_what_the_seed_fixes(case, client):
+    req, name = case["req"], case["tool"]
+    tool = _listed(client).get(name)
+    with Findings() as findings:
+        if not findings.check(tool is not None, req, f"{name} is not listed"):
+            return
+        schema = tool.get("inputSchema") or {}
+        props = schema.get("properties") or {}
+        if not findings.check(schema.get("type") == "object" and isinstance(props, dict), req,
+                              f"{name}: the inputSchema is not an object schema with properties"):
+            return
+        for param, kind in case.get("requires", {}).items():
+            findings.check(param in schema.get("required", []), req, f"{name}: {param} is not required")
+            findings.check(props.get(param, {}).get("type") == kind, req, f"{name}: {param} is not declared as {kind}")
+        for param in case.get("declares", []):
+            findings.check(param in props, req, f"{name}: the inputSchema does not declare {param}")
+        if "only" in case:
+            extra = sorted(set(props) - set(case["only"]))
+            findings.check(not extra, req, f"{name}: declares properties besides {case['only']}: {extra}")
+        if case.get("closed"):
+            findings.check(schema.get("additionalProperties") is False, req,
+                           f"{name}: additionalProperties is not false")
+
+
+def cases_test_parameters_the_suite_drives_are_found(profile):
+    spec = _surface(profile).get("parameters")
+    return [(spec["req"], spec, spec["req"])] if spec else []
+
+
+def test_parameters_the_suite_drives_are_found(case, names):
+    with Findings() as findings:
+        for problem in names.problems:
+            findings.fail(case["req"], problem)
+
+
+def cases_test_declared_output_schemas_are_honoured(profile):
+    return [("MCP-TOOLS-004", None, "MCP-TOOLS-004")] if profile.concerns.get("sweep") else []
+
+
+def test_declared_output_schemas_are_honoured(case, server, client, contract_fixture, profile, names):
+    """Every tool that declares an outputSchema returns structuredContent valid against it."""
+    req = "MCP-TOOLS-004"
+    listed = _listed(client)
+    with Findings() as findings:
+        validators: dict[str, Draft202012Validator] = {}
+        for name, tool in listed.items():
+            schema = tool.get("outputSchema")
+            if schema is None:
+                continue
+            try:
+                Draft202012Validator.check_schema(schema)
+            except SchemaError as exc:
+                findings.fail(req, f"{name}: the outputSchema is not a valid JSON Schema: {short(exc.message)}")
+                continue
+            validators[name] = Draft202012Validator(schema)
+        calls = [c for c in sweep_calls(profile, contract_fixture, names, contract_fixture.items()[:30])
+                 if c[0] in validators]
+        for (name, args), response in zip(calls, run(server, calls)):
+            result = response.get("result") or {}
+            if not called_ok(response):
+                continue
+            structured = result.get("structuredContent")
+            request = describe_call(name, args)
+            if not findings.check(structured is not None, req, f"{name} declares an outputSchema but returned no "
+                                  "structuredContent", request=request):
+                continue
+            errors = schema_errors(validators[name], structured)
+            findings.check(not errors, req, f"{name}: structuredContent violates its outputSchema: {errors[:2]}",
+                           request=request)
+
+
+def cases_test_no_blocked_tool_is_listed(profile):
+    return [(spec["req"], spec, spec["req"]) for spec in _surface(profile).get("blocked", [])]
+
+
+def test_no_blocked_tool_is_listed(case, client, profile):
+    surfaces = policy(case["policy"])["tools"][case["group"]]
+    allowed = set(profile.required_tools + profile.adjacent_tools)
+    if case.get("declared_extras_allowed"):
+        allowed |= set(contracts.DECLARATION.get("extra_tools", []))
+    with Findings() as findings:
+        for name in sorted(_listed(client)):
+            if name in surfaces.get("names", []):
+                findings.fail(case["req"], f"blocked tool listed: {name}")
+                continue
+            hits = [p for p in surfaces.get("patterns", []) if re.search(p, name, re.IGNORECASE)]
+            if hits and name not in allowed:
+                findings.fail(case["req"], f"tool {name} matches the blocked pattern {hits[0]}")
+
+
+def _matches(patterns: list[str], *texts: Any) -> list[str]:
+    return [p for p in patterns for t in texts if isinstance(t, str) and re.search(p, t, re.IGNORECASE)]
+
+
+def cases_test_no_resource_exposes_what_the_seed_blocks(profile):
+    spec = _surface(profile).get("resources")
+    return [(spec["req"], spec, spec["req"])] if spec else []
+
+
+def test_no_resource_exposes_what_the_seed_blocks(case, server, client, contract_fixture):
+    """Listed resources and templates (when the server declares resources), and reads of
+    guessed URIs (always: an undeclared capability must not serve content either)."""
+    req, rules = case["req"], policy(case["policy"])["resources"]
+    with Findings() as findings:
+        if "resources" in client.capabilities:
+            for res in client.list_resources():
+                hits = _matches(rules["forbidden_patterns"], res.get("uri"), res.get("name"), res.get("description"))
+                findings.check(not hits, req, f"resource {esc(res.get('uri'))} matches {hits}")
+            for tpl in client.list_resource_templates():
+                hits = _matches(rules["forbidden_patterns"], tpl.get("uriTemplate"), tpl.get("name"))
+                findings.check(not hits, req, f"resource template {esc(tpl.get('uriTemplate'))} matches {hits}")
+        for uri in rules["probe_uris"]:
+            response = server.request("resources/read", {"uri": uri})
+            if "result" in response:
+                leaks = canaries.scan_lines([str(response["result"])], contract_fixture.canaries, "results",
+                                            [c for c in ("body", "code", "frontmatter") if c in contract_fixture.canaries])
+                findings.check(not leaks and not response["result"].get("contents"), req,
+                               f"resources/read {uri} returned content")
+
+
+def cases_test_no_prompt_exposes_what_the_seed_blocks(profile):
+    spec = _surface(profile).get("prompts")
+    return [(spec["req"], spec, spec["req"])] if spec else []
+
+
+def test_no_prompt_exposes_what_the_seed_blocks(case, client):
+    patterns = policy(case["policy"])["prompts"]["forbidden_patterns"]
+    with Findings() as findings:
+        if "prompts" not in client.capabilities:
+            return  # nothing declared, nothing listed
+        for prompt in client.list_prompts():
+            hits = _matches(patterns, prompt.get("name"), prompt.get("description"))
+            findings.check(not hits, case["req"], f"prompt {esc(prompt.get('name'))} matches {hits}")
+
+
+def cases_test_prompt_injection_text_comes_back_inert(profile):
+    spec = _surface(profile).get("injection")
+    return [(spec["req"], spec, spec["req"])] if spec else []
+
+
+def test_prompt_injection_text_comes_back_inert(case, server, client, contract_fixture, profile, names):
+    """The injection note's headings come back verbatim as data, with nothing else changed:
+    the same fields, and one read of that note only."""
+    req = case["req"]
+    tool = case["call"]["tool"]
+    args = names.args(tool, render(case["call"]["arguments"], {}))
+    with contract_fixture.reading() as reads:
+        response = server.call_tool(tool, args)
+    request = describe_call(tool, args)
+    with Findings() as findings:
+        if not called_ok(response):
+            findings.fail(req, f"the call on the injection note failed: {short(response, 200)}", request=request)
+            return
+        out = tool_output(response, req)
+        if tool in profile.data["schemas"].get("outputs", {}):
+            errors = schema_errors(profile.output_validator(tool), out)
+            findings.check(not errors, req, f"the output violates the allowlist: {errors[:2]}", request=request)
+        got = _at(out, case["texts"])
+        findings.check(got == list(contract_fixture.injection_texts), req,
+                       f"the injection headings did not come back verbatim: {esc(got, 300)}", request=request)
+        for pointer, value in case.get("constants", {}).items():
+            values = _at(out, pointer)
+            findings.check(all(v == value for v in values), req, f"{pointer} is not {value} in every entry",
+                           request=request)
+        if reads.seen:
+            items = reads.items(case.get("root", "vault"))
+            findings.check(reads.locations and not reads.outside(case.get("root", "vault")) and len(set(items)) <= 1,
+                           req, f"the call read {esc(reads.locations[:4])}, not the note alone", request=request)
+
+
+def _at(value: Any, pattern: str) -> list[Any]:
+    """Values at a pointer with `*` for every list item (e.g. /sections/*/heading_text)."""
+    nodes = [value]
+    for part in pattern.lstrip("/").split("/"):
+        nxt = []
+        for node in nodes:
+            if part == "*" and isinstance(node, list):
+                nxt.extend(node)
+            else:
+                try:
+                    nxt.append(json_pointer(node, "/" + part))
+                except KeyError:
+                    continue
+        nodes = nxt
+    return nodes

@@ -1,0 +1,57 @@
+"""Implementation declarations (--declare FILE): the choices a seed leaves open, stated by the
+implementer and then held against the server. See schemas/declaration.schema.json."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .contracts import Profile, validator
+
+
+class DeclarationError(ValueError):
+    pass
+
+
+def load(path: str, profile: Profile) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise DeclarationError(f"cannot read declaration {path}: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:
+        raise DeclarationError(f"{path}: not valid YAML: {exc}") from exc
+    if not isinstance(data, dict) or not data:
+        raise DeclarationError(f"{path}: expected a mapping with at least `profile`")
+    problems = [f"{'/'.join(map(str, e.absolute_path)) or '<top>'}: {e.message}"
+                for e in validator("declaration.schema.json").iter_errors(data)]
+    if problems:
+        raise DeclarationError(f"{path}: not a valid declaration:\n  " + "\n  ".join(problems[:10]))
+    if data["profile"] != profile.id:
+        raise DeclarationError(f"{path}: declares profile {data['profile']!r}, not {profile.id!r}")
+    allowed = profile.data.get("declarable", {})
+    for key in data:
+        if key not in ("profile", "implementation") and key not in allowed:
+            raise DeclarationError(f"{path}: profile {profile.id} leaves no choice named {key!r} "
+                                   f"(declarable: {', '.join(sorted(allowed)) or 'none'})")
+    classes = {c["id"] for c in profile.data.get("failure_classes", [])}
+    for name in data.get("error_codes", {}):
+        if name not in classes:
+            raise DeclarationError(f"{path}: error_codes: {name!r} is not a failure class of {profile.id} "
+                                   f"({', '.join(sorted(classes))})")
+    for name in data.get("choices", {}):
+        if name not in allowed.get("choices", {}):
+            raise DeclarationError(f"{path}: choices: {name!r} is not a choice of {profile.id}")
+    for tool, names in data.get("parameters", {}).items():
+        known = profile.data.get("parameters", {}).get(tool)
+        if known is None or set(names) - set(known):
+            raise DeclarationError(f"{path}: parameters: {tool} {sorted(names)} are not parameters the profile "
+                                   f"drives ({sorted(known or [])})")
+    for name in data.get("outputs", {}):
+        if name not in profile.data.get("outputs", {}):
+            raise DeclarationError(f"{path}: outputs: {name!r} is not an output the profile reads")
+    if data.get("error_channel") and data["error_channel"] not in profile.errors["channels"]:
+        raise DeclarationError(f"{path}: error_channel {data['error_channel']!r}: the seed fixes "
+                               f"{', '.join(profile.errors['channels'])}")
+    return data

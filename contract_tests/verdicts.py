@@ -1,0 +1,185 @@
+"""What a failed check means: findings named by requirement (and case), advisories, expected
+failures, and the one selection every sweep consults.
+
+A check never fails "the test"; it fails a requirement, optionally for one case (a vector, an
+attack, a tool and root). The plugin turns a test's findings into per-requirement verdicts:
+`fail` for seed and MCP requirements, `advisory` for the profile's own reading unless
+--strict, `xfail` where the implementer's expectations file lists the requirement or case.
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from _pytest.outcomes import Failed
+
+# Exit status of a run whose server could not be started or did not answer initialize:
+# distinct from pytest's 1 (conformance failures) and 2-5 (usage, internal errors).
+EXIT_SERVER_UNUSABLE = 6
+XPASS = "xpass"
+
+
+def esc(text: Any, limit: int | None = None) -> str:
+    """A printable, unambiguous rendering: invisible and non-ASCII space characters, controls
+    and combining marks as \\uXXXX, so two different strings never print alike."""
+    if not isinstance(text, str):
+        text = json.dumps(text, ensure_ascii=False, default=str)
+    out = []
+    for ch in text:
+        cat = unicodedata.category(ch)
+        if ch == "\\":
+            out.append("\\\\")
+        elif cat[0] in ("C", "Z", "M") and ch != " " or ch in "\ufeff\u200b":
+            out.append(f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}")
+        else:
+            out.append(ch)
+    rendered = "".join(out)
+    if limit is not None and len(rendered) > limit:
+        return rendered[:limit] + f"... ({len(rendered)} chars)"
+    return rendered
+
+
+def describe_call(tool: str, arguments: Any) -> str:
+    """The exact request, ASCII-escaped JSON: `tools/call NAME {...}`."""
+    return f"tools/call {tool} {json.dumps(arguments, ensure_ascii=True, sort_keys=True)}"
+
+
+def difference(expected: str, actual: str, width: int = 30) -> str:
+    """Where two strings first differ, showing both sides from that point (never two
+    truncations of a common prefix that would print alike)."""
+    i = next((n for n, (a, b) in enumerate(zip(expected, actual)) if a != b), min(len(expected), len(actual)))
+    start = max(0, i - 10)
+    lead = "..." if start else ""
+    return (f"differ at character {i}: expected {lead}{esc(expected[start:i + width])!s}"
+            f"{'...' if len(expected) > i + width else ''} | got {lead}{esc(actual[start:i + width])}"
+            f"{'...' if len(actual) > i + width else ''}")
+
+
+@dataclass(frozen=True)
+class Finding:
+    req: str
+    message: str
+    case: str | None = None
+    request: str | None = None
+    kind: str = "fail"  # fail, error (the test crashed), xpass (an expected case passed),
+    #                     blocked (not checked: something it needs failed under another requirement)
+
+    def render(self) -> str:
+        head = f"[{self.req}]" + (f" {self.case}:" if self.case else "")
+        text = f"{head} {self.message}"
+        if self.request:
+            text += f"\n    request: {self.request}"
+        return text
+
+    def as_dict(self) -> dict[str, Any]:
+        return {k: v for k, v in asdict(self).items() if v is not None}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Finding":
+        return cls(**data)
+
+
+class RequirementFailure(Failed):
+    """A failure that names the requirement(s) it breaks; pytest treats it as pytest.fail."""
+
+    def __init__(self, findings: Iterable[Finding]) -> None:
+        self.findings = list(findings)
+        super().__init__(msg="\n".join(f.render() for f in self.findings), pytrace=False)
+
+
+@dataclass
+class Selection:
+    """Run-wide settings a sweep consults: which cases to try (--case), which failures the
+    implementer expects (by requirement, or requirement and case)."""
+    only_cases: set[str] = field(default_factory=set)
+    expected_reqs: set[str] = field(default_factory=set)
+    expected_cases: set[tuple[str, str]] = field(default_factory=set)
+
+    def wants(self, case: str | None) -> bool:
+        return not self.only_cases or case is None or case in self.only_cases
+
+    def expected(self, req: str, case: str | None) -> bool:
+        return req in self.expected_reqs or (case is not None and (req, case) in self.expected_cases)
+
+
+SELECTION = Selection()
+
+
+class Findings:
+    """Collect every failing case of a sweep, then fail once, listing all of them.
+
+    `with Findings() as f:` raises RequirementFailure on leaving if anything was found. A
+    case the implementer expects to fail that passes is itself a finding (kind xpass).
+    """
+
+    def __init__(self) -> None:
+        self.items: list[Finding] = []
+
+    def wants(self, case: str | None) -> bool:
+        return SELECTION.wants(case)
+
+    def check(self, condition: Any, req: str, message: str, *, case: str | None = None,
+              request: str | None = None) -> bool:
+        if condition:
+            if case is not None and (req, case) in SELECTION.expected_cases:
+                self.items.append(Finding(req, "listed as an expected failure, but passed", case, request, XPASS))
+            return True
+        self.items.append(Finding(req, message, case, request))
+        return False
+
+    def fail(self, req: str, message: str, *, case: str | None = None, request: str | None = None) -> None:
+        self.items.append(Finding(req, message, case, request))
+
+    def failed(self, req: str | None = None, case: str | None = None) -> bool:
+        return any((req is None or f.req == req) and (case is None or f.case == case) and f.kind == "fail"
+                   for f in self.items)
+
+    def close(self) -> None:
+        if self.items:
+            raise RequirementFailure(self.items)
+
+    def __enter__(self) -> "Findings":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.close()
+
+
+@contextmanager
+def one_case(findings: Findings, req: str, case: str, request: str | None = None) -> Iterator[None]:
+    """Run one case of a sweep; a RequirementFailure inside it becomes findings of that case
+    and the sweep goes on."""
+    try:
+        yield
+    except RequirementFailure as failure:
+        for f in failure.findings:
+            findings.items.append(Finding(f.req, f.message, f.case or case, f.request or request, f.kind))
+
+
+@dataclass
+class Verdict:
+    """A test's findings sorted by what they mean for the run."""
+    failing: list[Finding] = field(default_factory=list)
+    advisory: list[Finding] = field(default_factory=list)
+    expected: list[Finding] = field(default_factory=list)
+    blocked: list[Finding] = field(default_factory=list)
+
+
+def classify(findings: Iterable[Finding], advisory_reqs: set[str], strict: bool) -> Verdict:
+    verdict = Verdict()
+    for f in findings:
+        if f.kind == "blocked":
+            verdict.blocked.append(f)
+        elif f.kind != XPASS and SELECTION.expected(f.req, f.case):
+            verdict.expected.append(f)
+        elif f.req in advisory_reqs and not strict:
+            verdict.advisory.append(f)
+        else:
+            verdict.failing.append(f)
+    return verdict
