@@ -61,11 +61,13 @@ class ReportCollector:
             return
         entry = self.tests.setdefault(report.nodeid, {
             "nodeid": report.nodeid, "requirements": reqs, "outcome": "passed", "duration_s": 0.0,
-            "failing": [], "advisory": [], "expected": [], "blocked": [], "skip": "", "error": ""})
+            "failing": [], "advisory": [], "expected": [], "blocked": [], "skip": "", "error": "", "call": None})
         entry["duration_s"] = round(entry["duration_s"] + report.duration, 4)
         findings = getattr(report, "rc_findings", None) or {}
         for kind in ("failing", "advisory", "expected", "blocked"):
             entry[kind] += findings.get(kind, [])
+        if report.when == "call":
+            entry["call"] = "xfail" if hasattr(report, "wasxfail") else report.outcome
         if report.failed:
             entry["outcome"] = "failed"
             if not findings:
@@ -95,7 +97,10 @@ class ReportCollector:
             for req in test["requirements"]:
                 if req in named:
                     continue
-                named[req] = {"passed": "pass", "skipped": "skip", "xfail": "pass"}.get(test["outcome"], "incomplete")
+                # The test's own checks ran in its call phase: a teardown finding (the canary
+                # guard) names another requirement and does not undo them.
+                outcome = test["call"] or test["outcome"]
+                named[req] = {"passed": "pass", "skipped": "skip", "xfail": "pass"}.get(outcome, "incomplete")
             for req, verdict in named.items():
                 per_req[req].append((verdict, test))
         deselected: Counter[str] = Counter()
@@ -152,10 +157,10 @@ class ReportCollector:
         """Unexpected passes of whole requirements, and case entries no test or sweep met."""
         if not self.state.expectations.source:
             return []
-        from .verdicts import SELECTION
+        from .verdicts import SELECTION, case_matches
         status = {r["id"]: r for r in rows}
-        seen = {(f["req"], f.get("case")) for t in self.tests.values() for kind in ("expected", "failing")
-                for f in t[kind]}
+        seen = [(f["req"], f.get("case")) for t in self.tests.values() for kind in ("expected", "failing")
+                for f in t[kind] if f.get("case")]
         problems = []
         for key in self.state.expectations.requirement_entries():
             row = status[key]
@@ -163,7 +168,8 @@ class ReportCollector:
                 problems.append(f"unexpected pass: {key} is listed as an expected failure, but every test passed")
         for req, case in self.state.expectations.case_entries():
             row = status[req]
-            if (req, case) in seen or row["tests_deselected"] or row["status"] in ("not-run", "n/a"):
+            if any(r == req and case_matches(case, c) for r, c in seen) or row["tests_deselected"] \
+                    or row["status"] in ("not-run", "n/a"):
                 continue
             if SELECTION.only_cases and case not in SELECTION.only_cases:
                 continue

@@ -22,6 +22,7 @@ class SuiteRun:
     code: int
     output: str
     results: dict | None
+    report_dir: Path | None = None
 
     def status(self) -> dict[str, str]:
         return {row["id"]: row["status"] for row in (self.results or {}).get("requirements", [])}
@@ -35,7 +36,7 @@ def run_suite(tmp_path: Path, *args: str, timeout: int = 900, env: dict[str, str
                           env=None if env is None else {**os.environ, **env})
     results_file = report / "results.json"
     results = json.loads(results_file.read_text()) if results_file.is_file() else None
-    return SuiteRun(proc.returncode, proc.stdout + proc.stderr, results)
+    return SuiteRun(proc.returncode, proc.stdout + proc.stderr, results, report)
 
 
 def mutant_command(name: str) -> str:

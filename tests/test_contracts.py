@@ -34,13 +34,17 @@ def test_every_schema_is_a_valid_2020_12_schema(path):
 def test_each_profile_names_files_that_exist(profile_id):
     data = contracts.load_profile(profile_id).data
     schemas = data["schemas"]
-    for name in [schemas["input"], schemas["error"], *schemas["outputs"].values(), *schemas.get("inputs", {}).values()]:
+    named = [data["errors"]["schema"], *schemas.get("outputs", {}).values()]
+    named += [schemas[k] for k in ("input", "match") if k in schemas]
+    for name in named:
         assert (ROOT / "schemas" / name).is_file(), name
     for name in data["policies"]:
         assert (ROOT / "policies" / name).is_file(), name
-    for key in ("vectors", "errors"):
-        if key in data:
-            assert (ROOT / "specs" / data[key]).is_file(), data[key]
+    if "vectors" in data:
+        assert (ROOT / "specs" / data["vectors"]).is_file(), data["vectors"]
+    declaration = contracts.load_profile(profile_id).reference_declaration()
+    if data["reference"].get("declaration"):
+        assert declaration, data["reference"]["declaration"]
 
 
 def test_forbidden_output_patterns_compile_and_catch_what_they_name():
@@ -52,11 +56,17 @@ def test_forbidden_output_patterns_compile_and_catch_what_they_name():
     assert not patterns["posix-absolute-path"].search("inbox/example.md")
 
 
-def test_the_error_envelope_accepts_the_seed_shape_only():
-    validator = contracts.validator("error-envelope.schema.json")
-    assert validator.is_valid({"error": "Note not found", "code": "RUNTIME_ERROR"})
-    assert not validator.is_valid({"error": "x", "code": "OTHER"})
-    assert not validator.is_valid({"error": "x", "code": "RUNTIME_ERROR", "path": "/abs"})
+def test_the_error_envelopes_fix_only_what_the_seeds_fix():
+    local = contracts.validator("error-envelope.schema.json")
+    assert local.is_valid({"error": "Note not found", "code": "RUNTIME_ERROR"})
+    assert local.is_valid({"code": "RUNTIME_ERROR", "reason": "missing"})  # seed 000 names the code only
+    assert not local.is_valid({"error": "x", "code": "OTHER"})
+    hosted = contracts.validator("hosted-error-envelope.schema.json")
+    assert hosted.is_valid({"error": "Invalid path", "code": "UPSTREAM_ERROR"})
+    assert not hosted.is_valid({"error": "x", "code": "UPSTREAM_ERROR", "path": "/abs"})  # seed 001's envelope
+    rt = contracts.validator("retrieval-tools/error.schema.json")
+    assert rt.is_valid({"error": {"code": "ANY_CODE", "message": "m", "details": None}})
+    assert not rt.is_valid({"error": {"code": "X", "message": "m"}})  # details is a seed-fixed field
 
 
 def test_the_output_allowlist_rejects_a_body_field():

@@ -138,11 +138,18 @@ class Attacker:
             findings.check(not outside, req, f"read outside the root: {esc(outside[:3])}", case=case, request=request)
 
 
+def all_entries(fixture, root: str) -> list[dict[str, Any]]:
+    """The corpus, then the attacks derived from the fixture that the corpus does not already hold."""
+    corpus = policy("path-attacks.yaml")["paths"]
+    known = {attack_path(e, fixture.attack_placeholders(root)) for e in corpus}
+    derived = [e for e in fixture.derived_attacks(root) if e["path"] not in known]
+    return corpus + derived
+
+
 def _entries(profile, fixture, root: str, req: str) -> list[dict[str, Any]]:
     spec = _spec(profile)
-    entries = [e for e in policy("path-attacks.yaml")["paths"] + fixture.derived_attacks(root)
-               if _applies(spec, e["category"]) and _requirement_of(spec, e["category"]) == req]
-    return entries
+    return [e for e in all_entries(fixture, root)
+            if _applies(spec, e["category"]) and _requirement_of(spec, e["category"]) == req]
 
 
 def test_path_attacks_fail(case, profile, attack_fixture, attack_server, names):
@@ -171,7 +178,7 @@ def test_rejected_paths_are_never_echoed(case, profile, attack_fixture, attack_s
     attacker = Attacker(profile, attack_fixture, attack_server, names)
     with Findings() as findings:
         for root, tool in attacker.targets():
-            for entry in policy("path-attacks.yaml")["paths"] + attack_fixture.derived_attacks(root):
+            for entry in all_entries(attack_fixture, root):
                 if not _applies(attacker.spec, entry["category"]):
                     continue
                 case_id = attacker.case_id(entry["id"], root, tool)

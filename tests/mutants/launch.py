@@ -81,7 +81,7 @@ def absolute_path_in_error():
     paths.resolve_note = resolve
 
 
-@mutant("SSL-ERR-005", profile="section-source-local")
+@mutant("SSL-ERR-005", "SSL-ERR-004", profile="section-source-local")
 def unsafe_path_echoed():
     original = paths.normalize_request_path
 
@@ -103,6 +103,41 @@ def traversal_resolved():
         text = raw.strip().replace("\\", "/").lstrip("/")
         return posixpath.normpath(text)
     tools.normalize_request_path = normalize
+
+
+@mutant("SSL-TOOL-004", profile="section-source-local")
+def open_input_schema():
+    """The input schema does not say additionalProperties false (extra arguments are still
+    refused when called): an advisory only."""
+    schema = dict(server.INPUT_SCHEMA)
+    schema.pop("additionalProperties", None)
+    server.INPUT_SCHEMA = schema  # what tools/list shows; calls still validate against the closed one
+
+
+@mutant("SSL-IN-005", profile="section-source-local")
+def one_attack_accepted():
+    """One path climbs out and back in (`inbox/../inbox/example.md`) and is served; every other
+    traversal is still refused (a single failing attack an implementer may baseline)."""
+    original = tools.normalize_request_path
+
+    def normalize(raw):
+        if raw == "inbox/../inbox/example.md":
+            return "inbox/example.md"
+        return original(raw)
+    tools.normalize_request_path = normalize
+
+
+@mutant("SSL-OUT-005", profile="section-source-local")
+def one_vector_wrong():
+    """One golden vector's title is wrong; every other note is right (a single failing vector)."""
+    from contract_tests.contracts import load_profile
+    target = load_profile("section-source-local").vectors()[0]["path"]
+
+    def off(vault, raw, out):
+        if out.get("path") == target:
+            out["title"] = (out.get("title") or "") + " (off)"
+        return out
+    _wrap_source(off)
 
 
 @mutant("SSL-IN-006", profile="section-source-local")
