@@ -358,7 +358,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             text = esc(crash.message if crash is not None else str(report.longrepr), 600)
             findings = [Finding(req, f"the test could not finish ({report.when}): {text}", None, None, "error")
                         for req in ids]
-        if case in ids:
+        if case is not None and any(case == r or case.startswith(r + "-") for r in ids):
             case = None  # a concern test's parameter is its requirement, not a case
         findings = [Finding(f.req, f.message, f.case or case, f.request, f.kind) for f in findings]
         _apply_verdict(report, state, item, findings)

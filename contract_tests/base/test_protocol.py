@@ -227,8 +227,9 @@ def _without(value, dotted: list[str]):
 
 @pytest.mark.e2e
 @pytest.mark.req("MCP-MODERN-003")
-def test_the_stateless_era_gives_the_same_tools_and_output(servers, contract_fixture, client, profile):
-    sample = profile.data["sample_call"]
+def test_the_stateless_era_gives_the_same_tools_and_output(servers, contract_fixture, client, profile, names):
+    sample = dict(profile.data["sample_call"])
+    sample["arguments"] = names.args(sample["tool"], sample["arguments"])
     srv = servers.start(contract_fixture)
     try:
         if "result" not in srv.request("server/discover", {"_meta": MODERN_META}):

@@ -1,5 +1,6 @@
 """Parametrize each concern test from the running profile's spec: a module-level
-`cases_<test name>(profile)` gives its cases as (requirement id, case data, case id). A test
+`cases_<test name>(profile)` gives its cases as (requirement id or ids, case data, case id);
+a case lists every requirement its findings may name, so --req selects it for each. A test
 a profile does not configure is not collected for it."""
 
 from __future__ import annotations
@@ -16,9 +17,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     profile: contracts.Profile = metafunc.config.stash[STATE].profile
     make = getattr(metafunc.module, f"cases_{metafunc.function.__name__}")
     params = []
-    for req, data, case_id in make(profile):
-        tier = profile.requirements[req].tiers[0]
-        params.append(pytest.param(data, id=case_id, marks=[pytest.mark.req(req), getattr(pytest.mark, tier)]))
+    for reqs, data, case_id in make(profile):
+        reqs = [reqs] if isinstance(reqs, str) else list(reqs)  # the first is the test's own; others it may report
+        tier = profile.requirements[reqs[0]].tiers[0]
+        params.append(pytest.param(data, id=case_id, marks=[pytest.mark.req(*reqs), getattr(pytest.mark, tier)]))
     if not params:
         params = [pytest.param(None, id="not-applicable", marks=pytest.mark.inapplicable)]
     metafunc.parametrize("case", params)

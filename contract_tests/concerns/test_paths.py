@@ -48,7 +48,8 @@ def cases_test_path_attacks_fail(profile):
     categories = {e["category"] for e in policy("path-attacks.yaml")["paths"]} | {
         "traversal", "absolute-inside", "symlink"}
     reqs = sorted({_requirement_of(spec, c) for c in categories if _applies(spec, c)})
-    return [(req, req, req) for req in reqs]
+    rejected = spec.get("rejected")
+    return [([req] + ([rejected] if rejected and rejected != req else []), req, req) for req in reqs]
 
 
 def _render(template: Any, values: dict[str, str]) -> Any:
@@ -210,8 +211,10 @@ SEGMENTS = st.sampled_from(["..", ".", "", "inbox", "example.md", "outside", "se
 
 
 def cases_test_generated_paths_never_escape_and_never_crash(profile):
-    req = _spec(profile).get("generated")
-    return [(req, req, req)] if req else []
+    spec = _spec(profile)
+    req = spec.get("generated")
+    rejected = spec.get("rejected")
+    return [([req] + ([rejected] if rejected and rejected != req else []), req, req)] if req else []
 
 
 def test_generated_paths_never_escape_and_never_crash(case, profile, attack_fixture, attack_server, names):

@@ -12,6 +12,7 @@ from typing import Any
 
 import anyio
 import mcp_types as types
+from mcp.shared.exceptions import MCPError
 from anyio.from_thread import start_blocking_portal
 from mcp import ClientSession
 from mcp.shared.message import SessionMessage
@@ -82,6 +83,15 @@ class SdkClient:
         return dump(self._run(self.session.list_tools))["tools"]
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        """The CallToolResult as a dict; a JSON-RPC error comes back as {"jsonrpc", "error"}
+        (the raw connection's shape), not as an exception, so checks read either channel."""
+        try:
+            return self._call_tool(name, arguments)
+        except MCPError as exc:
+            error = exc.error
+            return {"jsonrpc": "2.0", "error": {"code": error.code, "message": error.message, "data": error.data}}
+
+    def _call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         return dump(self._run(self.session.call_tool, name, arguments))
 
     def list_resources(self) -> list[dict[str, Any]]:

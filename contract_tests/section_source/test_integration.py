@@ -7,7 +7,7 @@ import json
 import pytest
 
 from contract_tests import contracts
-from contract_tests.checks import check, check_vector, error_texts, fail, not_a_failure, short, structured_error, tool_output
+from contract_tests.checks import called_ok, check, check_vector, error_texts, fail, short, structured_error, tool_output
 from contract_tests.contracts import load_profile
 from contract_tests.section_source.common import TOOL, body_free_tools, profiles_mark
 from contract_tests.verdicts import Findings, describe_call
@@ -38,7 +38,7 @@ def test_a_note_reached_by_another_spelling_reports_the_normalized_path(client, 
     request = describe_call(TOOL, {"path": variant})
     trim = contracts.DECLARATION.get("trim_paths")
     with Findings() as findings:
-        if not_a_failure(response):
+        if not called_ok(response):
             findings.check(not (trim is True and variant in PADDED), "SSL-OUT-006",
                            "declared trim_paths: true, but the padded path failed", request=request)
             return

@@ -314,5 +314,41 @@ def stdout_log():
 
 
 
+
+# --- a correct variant: choices seed 000 leaves open, taken the other way -------------------
+
+@variant(profile="section-source-local")
+def variant_open_choices():
+    """Not a mutant: a conforming server the suite must pass (tests/test_variants.py).
+
+    - whitespace around a path, and backslashes, are refused rather than trimmed or turned
+      into slashes;
+    - failures are JSON-RPC errors whose data is {"error", "code": "RUNTIME_ERROR"};
+    - no tool annotations, no adjacent tools, and an input schema without
+      additionalProperties false (extra arguments are still refused when called).
+    """
+    from mcp.shared.exceptions import MCPError
+
+    original_normalize = tools.normalize_request_path
+
+    def normalize(raw):
+        if isinstance(raw, str) and (raw != raw.strip() or "\\" in raw):
+            raise paths.UnsafePath("not a canonical path")
+        return original_normalize(raw)
+    tools.normalize_request_path = normalize
+
+    original_error = server._error
+
+    def error(message):
+        raise MCPError(-32001, message, {"error": message, "code": "RUNTIME_ERROR"})
+    server._error = error
+    for name in [n for n in tools.TOOLS if n != "get_section_source"]:
+        del tools.TOOLS[name]
+    schema = dict(server.INPUT_SCHEMA)
+    schema.pop("additionalProperties", None)
+    server.INPUT_SCHEMA = schema
+    server.READ_ONLY = None
+    del original_error
+
 if __name__ == "__main__":
     sys.exit(run("launch.py", server.main))

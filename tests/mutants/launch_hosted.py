@@ -296,5 +296,27 @@ def hosted_variant_open_choices():
 
 
 
+
+@variant(profile="section-source-hosted", phases=("1L",))
+def hosted_variant_literal_dot():
+    """Not a mutant: seed 001's normalization keeps a path of only `.`, so this server reads the
+    literal note `.` (percent-encoded, so no URL client turns it into the list route) and
+    answers the upstream 404 like any missing note."""
+    original_normalize, original_encode = paths.normalize_path, upstream.encode_component
+
+    def normalize(raw):
+        if isinstance(raw, str):
+            text = raw.strip(paths.JS_WHITESPACE).replace("\\", "/")
+            segments = [s for s in text.split("/") if s]
+            if segments and all(s == "." for s in segments) and not text.startswith("/"):
+                return "/".join(segments)
+        return original_normalize(raw)
+
+    def encode(path):
+        return "%2E" if path == "." else original_encode(path)
+    paths.normalize_path = normalize
+    tools.normalize_path = normalize
+    upstream.encode_component = encode
+
 if __name__ == "__main__":
     sys.exit(run("launch_hosted.py", server.main))

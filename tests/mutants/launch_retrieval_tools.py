@@ -7,6 +7,7 @@ to fail on the ids it lists for the mutant.
 
 from __future__ import annotations
 
+import json
 import os
 import posixpath
 import random
@@ -18,7 +19,7 @@ try:
 except ImportError:  # run as a script from tests/mutants
     from _dispatch import mutant, run, variant  # type: ignore[no-redef]
 
-from reference.retrieval_tools import config, paths, server, tools, walk
+from reference.retrieval_tools import config, errors, paths, server, tools, walk
 
 
 def _wrap_tool(name, transform):
@@ -190,6 +191,193 @@ def rt_variant_jsonrpc_errors():
 
 
 
+
+
+
+@mutant("RT-PATH-001", profile="retrieval-tools")
+def rt_back_in_through_root_name():
+    """`..` is collapsed instead of refused; what still lands inside the same root is served
+    (`../docs/README.md` on docs, `guide/../README.md`). Escapes are still refused."""
+    original = tools.normalize
+
+    def normalize(raw, repo, *, allow_root=False):
+        if isinstance(raw, str) and ".." in raw.replace("\\", "/").split("/") and not raw.startswith("/"):
+            root = os.environ["DOCS_ROOT" if repo == "docs" else "CODE_ROOT"]
+            name = os.path.basename(os.path.normpath(root))
+            collapsed = posixpath.normpath(posixpath.join(name, raw.replace("\\", "/")))
+            if collapsed == name or collapsed.startswith(name + "/"):
+                return collapsed[len(name) + 1:]
+        return original(raw, repo, allow_root=allow_root)
+    tools.normalize = normalize
+
+
+@mutant("RT-CFG-005", profile="retrieval-tools")
+def rt_root_spelling_breaks_paths():
+    """Result paths are cut out of the real path by the length of DOCS_ROOT/CODE_ROOT as given:
+    right for a plain absolute root, wrong for a relative one or one with a trailing slash."""
+    def relative(root_real, real):
+        repo = "DOCS_ROOT" if str(root_real).endswith("docs") else "CODE_ROOT"
+        given = os.environ.get(repo, str(root_real))
+        return "" if real == root_real else str(real)[len(given) + 1:]
+    tools.relative_to_root = relative
+    original_walk = walk.walk_files
+
+    def walk_files(root):
+        given = os.environ.get("DOCS_ROOT" if str(root).endswith("docs") else "CODE_ROOT", str(root))
+        return [(str(Path(abs_path))[len(given) + 1:], abs_path) for _rel, abs_path in original_walk(root)]
+    walk.walk_files = walk_files
+
+
+@mutant("RT-SRCH-008", "RT-OUT-002", profile="retrieval-tools")
+def rt_unreadable_dir_fails_search():
+    """A directory search cannot read fails the whole search, and the error names it by its
+    absolute path."""
+    def scan(path):
+        try:
+            return sorted(os.scandir(path), key=lambda e: e.name)
+        except PermissionError:
+            raise errors.ToolError("INTERNAL_ERROR", reason="unreadable") from None
+    walk._scan = scan
+    original_body = errors.ToolError.body
+
+    def body(self):
+        out = original_body(self)
+        if self.code == "INTERNAL_ERROR":
+            out["error"]["details"] = {"reason": f"cannot read {os.environ.get('DOCS_ROOT', '')}/locked-dir"}
+        return out
+    errors.ToolError.body = body
+
+
+@mutant("RT-VIS-001", profile="retrieval-tools")
+def rt_hidden_dir_listed():
+    """Listing a hidden directory by name shows its contents (entries inside listings are still
+    filtered)."""
+    original = walk.is_visible
+
+    def is_visible(root, relative, is_dir):
+        if is_dir and relative and relative.split("/")[-1].startswith("."):
+            return True
+        return original(root, relative, is_dir)
+    tools.walk = type("W", (), {"__getattr__": lambda self, name: getattr(walk, name),
+                                "is_visible": staticmethod(is_visible)})()
+
+
+@mutant("RT-SRCH-009", "RT-SRCH-003", "RT-VIS-002", "RT-PATH-004", profile="retrieval-tools")
+def rt_search_masking():
+    """Four defects at once: search fails outright on a root holding a directory symlink; and,
+    hidden behind it on other fixtures, meta.truncated is always false, nested .gitignore files
+    are ignored, and search follows file symlinks out of the root. Each must be reported."""
+    def walk_files(root):
+        out = []
+        for dirpath, dirnames, filenames in os.walk(root):
+            for name in dirnames:
+                if os.path.islink(os.path.join(dirpath, name)):
+                    raise errors.ToolError("INTERNAL_ERROR")
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            rel_dir = os.path.relpath(dirpath, root)
+            rules = walk.IgnoreRules().descend(root, "")
+            for name in filenames:
+                rel = name if rel_dir == "." else f"{rel_dir}/{name}"
+                if name.startswith(".") or rules.ignored(rel, False) or any(
+                        rules.ignored(rel.rsplit("/", i)[0], True) for i in range(1, rel.count("/") + 1)):
+                    continue
+                out.append((rel, os.path.join(dirpath, name)))  # a file symlink is read through
+        return sorted(out)
+    walk.walk_files = walk_files
+    walk.read_bytes = lambda path, limit=walk.MAX_FILE_BYTES: Path(path).read_bytes()[:limit]  # follows links
+
+    def never_truncated(roots, args, result, truncated):
+        return result, False
+    _wrap_tool("search", never_truncated)
+    original_descend = walk.IgnoreRules.descend
+
+    def root_gitignore_only(self, dir_path, prefix, has_gitignore=True):
+        return original_descend(self, dir_path, prefix, has_gitignore) if not prefix else self
+    walk.IgnoreRules.descend = root_gitignore_only
+
+# The names this variant uses for the parameters the seed leaves unnamed, and the reshaped
+# results: what an independent implementation might well do.
+_VARIANT_NAMES = {"search": {"q": "query", "max_results": "limit"}, "open_file": {"file": "path"},
+                  "get_snippet": {"start": "start_line", "end": "end_line"}, "list_dir": {"dir": "path"}}
+_VARIANT_CODES = {"FILE_NOT_FOUND": "ENOENT", "DIR_NOT_FOUND": "ENOENT", "FILE_UNREADABLE": "EACCES",
+                  "DIR_UNREADABLE": "EACCES", "PATH_TRAVERSAL": "OUT_OF_ROOT", "PATH_INVALID": "OUT_OF_ROOT",
+                  "PATH_OUTSIDE_ROOT": "OUT_OF_ROOT", "QUERY_EMPTY": "BAD_QUERY", "LIMIT_INVALID": "BAD_LIMIT",
+                  "RANGE_INVALID": "BAD_RANGE", "INVALID_ARGUMENT": "BAD_ARGUMENT", "NOT_A_FILE": "NOT_FILE",
+                  "NOT_A_DIRECTORY": "NOT_DIR"}
+
+
+def _variant_schema(tool):
+    schema = json.loads(json.dumps(tools.schema(f"{tool}.input")))
+    props = schema.get("properties", {})
+    for new, old in _VARIANT_NAMES.get(tool, {}).items():
+        if old in props:
+            props[new] = props.pop(old)
+        schema["required"] = [new if r == old else r for r in schema.get("required", [])]
+    schema.pop("additionalProperties", None)
+    return schema
+
+
+def _variant_reshape(tool, result):
+    if tool == "search":
+        return [{"path": m["path"], "line": m["line"], "preview": m["preview"]} for m in result["matches"]]
+    if tool == "open_file":
+        return {"content": [[entry["line"], entry["text"]] for entry in result["lines"]]}
+    if tool == "get_snippet":
+        return {"first": result["start_line"], "last": result["end_line"],
+                "numbered": [{"n": entry["line"], "t": entry["text"]} for entry in result["lines"]]}
+    return [e["path"] + ("/" if e["type"] == "dir" else "") for e in result["entries"]]
+
+
+@variant(profile="retrieval-tools")
+def rt_variant_open_choices():
+    """Not a defect: every choice seed 003 leaves open, taken the other way (tests/test_variants.py).
+
+    - other parameter names (q, max_results, file, start, end, dir), unknown arguments ignored;
+    - other error codes (one per reason), as JSON-RPC errors whose data is the error document,
+      with `details` a string;
+    - no outputSchema, no annotations, no structuredContent;
+    - results reshaped: search gives a list of {path, line, preview} (no repo), open_file
+      [line, text] pairs, get_snippet {n, t} objects, list_dir path strings;
+    - hidden and ignored files can be opened; a binary file opens as replaced text.
+    """
+    from mcp.shared.exceptions import MCPError
+
+    original_call = tools.call_tool
+
+    def call_tool(roots, name, arguments):
+        if isinstance(arguments, dict) and name in _VARIANT_NAMES:
+            known = set(_variant_schema(name).get("properties", {}))
+            renamed = _VARIANT_NAMES[name]
+            arguments = {renamed.get(k, k): v for k, v in arguments.items() if k in known}
+        outcome = original_call(roots, name, arguments)
+        if not outcome.is_error and name in _VARIANT_NAMES:
+            outcome.body["result"] = _variant_reshape(name, outcome.body["result"])
+        return outcome
+    server.call_tool = call_tool
+
+    def read_lines(roots, repo, relative):
+        root = tools._check_root(roots, repo)
+        real = tools.resolve(root, relative, repo)
+        try:
+            data = real.read_bytes()
+        except IsADirectoryError:
+            raise errors.ToolError("NOT_A_FILE", field="path") from None
+        except OSError as exc:
+            raise tools._not_found("FILE_NOT_FOUND", repo, exc) from None
+        return walk.split_lines(data.decode("utf-8", "replace"))
+    tools._read_lines = read_lines
+
+    def to_result(outcome):
+        if outcome.is_error:
+            error = outcome.body["error"]
+            code = _VARIANT_CODES.get(error["code"], error["code"])
+            document = {"error": {"code": code, "message": error["message"], "details": "see docs/errors.md"}}
+            raise MCPError(-32010, error["message"], document)
+        text = json.dumps(outcome.body, ensure_ascii=False)
+        return server.types.CallToolResult(content=[server.types.TextContent(type="text", text=text)])
+    server.to_result = to_result
+    server.tool_list = lambda: [server.types.Tool(name=name, description=description, input_schema=_variant_schema(name))
+                                for name, (description, _fn) in tools.TOOLS.items()]
 
 if __name__ == "__main__":
     sys.exit(run("launch_retrieval_tools.py", server.main))
