@@ -113,18 +113,33 @@ def test_tokens_are_nfkc_casefolded_word_runs():
 
 def test_the_index_ranks_deterministically_and_only_shared_words_match():
     texts = ["kelp tide pool", "orchard apple", "kelp kelp anemone", "tide"]
-    keys = [("nb", 1, n) for n in range(len(texts))]
-    first, second = embedding.Index(texts, keys), embedding.Index(texts, keys)
-    assert first.search("kelp tide") == second.search("kelp tide")
-    assert [h.index for h in first.search("kelp tide")] == [0, 3, 2]  # "tide" alone is closer than "kelp kelp anemone"
-    assert all(0 < h.score <= 1 for h in first.search("kelp tide"))
-    assert first.search("quince") == []
-    assert first.search("kelp tide pool")[0].score == 1.0
+    first, second = embedding.Index(texts), embedding.Index(texts)
+    assert first.search("kelp tide", 10) == second.search("kelp tide", 10)
+    hits, total = first.search("kelp tide", 10)
+    assert [h.index for h in hits] == [0, 3, 2] and total == 3  # "tide" alone is nearer than "kelp kelp anemone"
+    assert all(0 < h.score <= 1 for h in hits)
+    assert first.search("quince", 10) == ([], 0)
+    assert first.search("kelp tide pool", 10)[0][0].score == 1.0
+    assert first.search("kelp tide", 1) == (hits[:1], 3)
 
 
-def test_ties_are_broken_by_notebook_page_and_ordinal():
-    index = embedding.Index(["same words", "same words"], [("nb-2", 1, 1), ("nb-1", 3, 2)])
-    assert [h.index for h in index.search("same")] == [1, 0]
+def test_ties_go_to_the_earlier_passage_even_at_the_cut():
+    index = embedding.Index(["other words", "same words", "same words", "same words"])
+    hits, total = index.search("same", 2)
+    assert [h.index for h in hits] == [1, 2] and total == 3
+
+
+def test_notebooks_are_ordered_by_id_not_by_file_name(tmp_path):
+    built = fixture.build(tmp_path / "r", seed=0, collections=1)
+    notebooks = built.root / "coastal-survey" / "notebooks"
+    for old, new in (("nb-0004", "a"), ("nb-0005", "a-b")):  # 'a-b.md' sorts before 'a.md'
+        text = (notebooks / f"{old}.md").read_text().replace(f"notebook_id: {old}", f"notebook_id: {new}")
+        (notebooks / f"{new}.md").write_text(text)
+        (notebooks / f"{old}.md").unlink()
+    for artifact_set in (built.root / "coastal-survey" / "artifacts").iterdir():
+        manifest = artifact_set / "set.json"
+        manifest.write_text(manifest.read_text().replace('"nb-0004"', '"a"').replace('"nb-0005"', '"a-b"'))
+    assert list(layout.load_root(built.root)["coastal-survey"].notebooks)[:2] == ["a", "a-b"]
 
 
 @pytest.mark.parametrize("length", [1, 2, 10, 99, 100, 101, 199, 200, 1000])

@@ -11,8 +11,8 @@ its value modulo 2**20 is the dimension and its bit 63 the sign (signed feature 
 Weights: (1 + ln tf) * (ln((1 + N) / (1 + df)) + 1), N and df counted over the passages of
 the same collection only, so no other collection influences a ranking. Vectors are
 L2-normalised; the score is their dot product (cosine), rounded to 6 decimals.
-Ranking: score descending, then notebook id, page and ordinal ascending. A passage matches
-when its score is above zero.
+Ranking: rounded score descending, then notebook id, page and ordinal ascending. A passage
+matches when its score exceeds 0.0000005, i.e. when its rounded score is above zero.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 DIMENSIONS = 1 << 20
+MATCH_THRESHOLD = 5e-7  # above it, the score rounded to 6 decimals is above zero
 _WORD = re.compile(r"\w+")
 
 
@@ -45,20 +46,26 @@ class Hit:
 
 
 class Index:
-    """Sparse vectors of a collection's passages with an inverted list per dimension."""
+    """Sparse vectors of a collection's passages with an inverted list per dimension.
 
-    def __init__(self, texts: Sequence[str], order_keys: Sequence[tuple]) -> None:
+    Passages must be given in ranking-tie order (notebook id, page, ordinal): ties on the
+    rounded score go to the lower position.
+    """
+
+    def __init__(self, texts: Sequence[str]) -> None:
         counts = [Counter(tokens(text)) for text in texts]
         self.size = len(texts)
         df: Counter[str] = Counter()
         for count in counts:
             df.update(count.keys())
         self._idf = {token: math.log((1 + self.size) / (1 + n)) + 1 for token, n in df.items()}
-        self._keys = list(order_keys)
-        self._postings: dict[int, list[tuple[int, float]]] = {}
+        postings: dict[int, tuple[list[int], list[float]]] = {}
         for index, count in enumerate(counts):
             for dim, value in self._vector(count).items():
-                self._postings.setdefault(dim, []).append((index, value))
+                positions, values = postings.setdefault(dim, ([], []))
+                positions.append(index)
+                values.append(value)
+        self._postings = postings
 
     def _weight(self, token: str, tf: int) -> float:
         idf = self._idf.get(token, math.log(1 + self.size) + 1)
@@ -75,12 +82,20 @@ class Index:
     def embed_query(self, text: str) -> dict[int, float]:
         return self._vector(Counter(tokens(text)))
 
-    def search(self, text: str) -> list[Hit]:
-        """Every passage with a score above zero, best first (ties in passage order)."""
-        scores: dict[int, float] = {}
+    def search(self, text: str, k: int) -> tuple[list[Hit], int]:
+        """The best `k` passages with a score above zero, and how many scored above zero."""
+        scores = [0.0] * self.size
         for dim, q in sorted(self.embed_query(text).items()):
-            for index, value in self._postings.get(dim, ()):
-                scores[index] = scores.get(index, 0.0) + q * value
-        hits = [Hit(index, round(score, 6)) for index, score in scores.items() if round(score, 6) > 0]
-        hits.sort(key=lambda h: (-h.score, self._keys[h.index]))
-        return hits
+            positions, values = self._postings.get(dim, ((), ()))
+            for index, value in zip(positions, values):
+                scores[index] += q * value
+        matches = [i for i, score in enumerate(scores) if score > MATCH_THRESHOLD]
+        by_score = sorted(matches, key=scores.__getitem__, reverse=True)
+        if len(by_score) > k > 0:  # keep every passage tied with the k-th once rounded
+            cutoff = round(scores[by_score[k - 1]], 6)
+            end = k
+            while end < len(by_score) and round(scores[by_score[end]], 6) >= cutoff:
+                end += 1
+            by_score = by_score[:end]
+        ranked = sorted(by_score, key=lambda i: (-round(scores[i], 6), i))[:k]
+        return [Hit(i, round(scores[i], 6)) for i in ranked], len(matches)

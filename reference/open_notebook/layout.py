@@ -29,6 +29,8 @@ SET_FILE = "set.json"
 PAGE_MARKER = re.compile(r"<!--\s*page\s+([0-9]{1,5})\s*-->")
 FRONT_MATTER_FENCE = "---"
 _MARKDOWN = MarkdownIt("commonmark")
+# libyaml's safe loader when PyYAML was built with it (several times faster), else PyYAML's.
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class LayoutError(Exception):
@@ -137,7 +139,7 @@ def split_front_matter(text: str, where: str) -> tuple[dict[str, Any], int]:
         line_end = len(text) if line_end < 0 else line_end
         if text[offset:line_end] == FRONT_MATTER_FENCE:
             try:
-                front = yaml.safe_load(text[first_end + 1:offset])
+                front = yaml.load(text[first_end + 1:offset], Loader=_YAML_LOADER)
             except yaml.YAMLError as exc:
                 raise LayoutError(where, "front matter is not valid YAML") from exc
             return front, min(line_end + 1, len(text))
@@ -291,10 +293,9 @@ def read_collection(root: Path, collection_id: str) -> Collection:
     if meta["collection_id"] != collection_id:
         raise LayoutError(where, "collection_id differs from the directory name")
     collection = Collection(collection_id, meta)
-    for name in _entries(root, f"{collection_id}/{NOTEBOOK_DIR}", want_dirs=False):
-        if name.endswith(".md"):
-            notebook = read_notebook(root, f"{collection_id}/{NOTEBOOK_DIR}/{name}")
-            collection.notebooks[notebook.notebook_id] = notebook
+    notebooks = [read_notebook(root, f"{collection_id}/{NOTEBOOK_DIR}/{name}")
+                 for name in _entries(root, f"{collection_id}/{NOTEBOOK_DIR}", want_dirs=False) if name.endswith(".md")]
+    collection.notebooks = {nb.notebook_id: nb for nb in sorted(notebooks, key=lambda nb: nb.notebook_id)}
     for name in _entries(root, f"{collection_id}/{ARTIFACT_DIR}", want_dirs=True):
         artifact_set = read_artifact_set(root, f"{collection_id}/{ARTIFACT_DIR}/{name}", set(collection.notebooks))
         collection.artifact_sets[artifact_set.set_id] = artifact_set

@@ -64,7 +64,7 @@ class Library:
         for cid, collection in self.collections.items():
             passages = [p for nb in collection.notebooks.values() for p in nb.passages]
             self.passages[cid] = passages
-            self.indexes[cid] = Index([p.text for p in passages], [(p.notebook_id, p.page, p.ordinal) for p in passages])
+            self.indexes[cid] = Index([p.text for p in passages])  # passages are in tie order
             for passage in passages:
                 self.sources[source_id(cid, passage)] = (cid, passage)
 

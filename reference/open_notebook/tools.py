@@ -133,9 +133,11 @@ class Tools:
             raise errors.ambiguous("no_searchable_terms", "query")
         return query
 
-    def _hits(self, cid: str, query: str):
+    def _hits(self, cid: str, query: str, k: int):
+        """The best k (passage, score) pairs of the collection, and the number of matches."""
         passages = self.library.passages[cid]
-        return [(passages[h.index], h.score) for h in self.library.indexes[cid].search(query)]
+        hits, total = self.library.indexes[cid].search(query, k)
+        return [(passages[h.index], h.score) for h in hits], total
 
     def _pointer(self, cid: str, passage) -> dict[str, Any]:
         notebook = self.library.collections[cid].notebooks[passage.notebook_id]
@@ -151,18 +153,18 @@ class Tools:
             raise errors.ambiguous("k_must_be_a_positive_whole_number", "k")
         k_applied = min(int(k), self.config.max_search_results)  # over the cap: clamped
         cid = session.active
-        hits = self._hits(cid, query)
+        hits, total = self._hits(cid, query, k_applied)
         results = [{
             "reference_id": source_id(cid, passage),
             "relevance_score": score,
             "source_pointer": self._pointer(cid, passage),
             "preview_snippet": preview(passage.text, world.PREVIEW_MAX_CHARS),
-        } for passage, score in hits[:k_applied]]
+        } for passage, score in hits]
         return {
             "collection_id": cid,
             "query": query,
             "results": results,
-            "metadata": {"total_matches": len(hits), "returned": len(results), "k_applied": k_applied,
+            "metadata": {"total_matches": total, "returned": len(results), "k_applied": k_applied,
                          "search_time_ms": round((time.perf_counter() - started) * 1000, 3)},
             "note": world.SEARCH_NOTE,
         }
@@ -247,7 +249,7 @@ class Tools:
     def _begin_result_stream(self, session: Session, query: str) -> dict[str, Any]:
         self._query(query)
         cid = session.active
-        hits = self._hits(cid, query)[:self.config.default_k]
+        hits, _total = self._hits(cid, query, self.config.default_k)
         context = self.config.max_passage_context
         references, passages, sections, notebooks = [], [], [], []
         for passage, score in hits:
