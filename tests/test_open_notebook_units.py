@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -243,3 +242,16 @@ def test_the_server_refuses_to_start_on_a_bad_root_and_says_why_without_paths(tm
         assert proc.returncode == 2 and expected in proc.stderr
         assert "Traceback" not in proc.stderr and str(tmp_path) not in proc.stderr and proc.stdout == ""
         assert "Secret" not in proc.stderr
+
+
+def test_an_internal_error_answers_in_the_taxonomy_without_details(tools, monkeypatch, caplog):
+    session = Session()
+    tools.call(session, "enter_collection", {"collection_id": "coastal-survey"})
+
+    def broken(*args, **kwargs):
+        raise KeyError("Secret notebook words")
+
+    monkeypatch.setattr(tools.library.indexes["coastal-survey"], "search", broken)
+    outcome = tools.call(session, "semantic_search", {"query": "kelp"})
+    assert outcome.error_type == "upstream_failure"
+    assert "Secret" not in str(outcome.body) and "Secret" not in caplog.text

@@ -214,7 +214,7 @@ def _json_text(value: Any) -> str:
 
 
 def _notebook(info: CollectionInfo, words: _Words, number: int, created: int, canaries: dict[str, str],
-              root: Path) -> tuple[dict[str, Any], _NotebookWriter]:
+              root: Path) -> dict[str, Any]:
     """Write notebook `number` (1-based) of a collection; notable passages go into `info`."""
     cid, rng = info.collection_id, words.rng
     notebook_id = f"nb-{number:04d}"
@@ -269,7 +269,7 @@ def _notebook(info: CollectionInfo, words: _Words, number: int, created: int, ca
     info.notebook_ids.append(notebook_id)
     info.notebook_paths.append(rel_path)
     info.source_ids.extend(writer.source_ids)
-    return front, writer
+    return front
 
 
 def _artifact_sets(info: CollectionInfo, fronts: list[dict[str, Any]], words: _Words,
@@ -339,11 +339,8 @@ def _collection(root: Path, theme: tuple[str, str, list[str], str], index: int, 
     info = CollectionInfo(cid, title, cid)
     info.canaries = {kind: canary_token(kind, cid, canary_salt) for kind in CANARY_KINDS}
     start = EPOCH_2023 + index * 30 * DAY
-    fronts = []
-    for number in range(1, notebooks + 1):
-        front, _writer = _notebook(info, words, number, start + (number - 1) * 2 * DAY + rng.randint(0, 3600),
-                                   info.canaries, root)
-        fronts.append(front)
+    fronts = [_notebook(info, words, number, start + (number - 1) * 2 * DAY + rng.randint(0, 3600),
+                        info.canaries, root) for number in range(1, notebooks + 1)]
     dated = [p["timestamp"] for f in fronts for p in f["pages"] if p["timestamp"] is not None]
     last = max(f["modified_at"] for f in fronts)
     _artifact_sets(info, fronts, words, info.canaries, last + DAY, root)

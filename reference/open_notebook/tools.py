@@ -8,6 +8,7 @@ one (else `no_collection_context`), the arguments match the seed's input schema 
 
 from __future__ import annotations
 
+import logging
 import secrets
 import time
 from dataclasses import dataclass
@@ -22,6 +23,7 @@ from .library import (ARTIFACT_CHECKSUM_COVERS, PASSAGE_CHECKSUM_COVERS, SEGMENT
                       is_whole_number, preview, source_id)
 from .session import Session, Stream
 
+log = logging.getLogger("rc.open_notebook")
 MAX_QUERY_CHARS = 2000
 _VALIDATORS = {name: Draft202012Validator(schema) for name, (_d, schema) in world.TOOLS.items()}
 
@@ -46,6 +48,12 @@ class Tools:
         try:
             return Outcome(self._checked(session, name, {} if arguments is None else arguments))
         except errors.ToolError as error:
+            return Outcome(error.body(), error.type)
+        except Exception as exc:  # noqa: BLE001 - a bug answers in the taxonomy, never with a traceback
+            # The class name only: an exception's message could quote notebook text.
+            log.error("internal error tool=%s class=%s", name if name in world.TOOLS else "unknown",
+                      type(exc).__name__)
+            error = errors.ToolError("upstream_failure", "Internal error.", context={"reason": "internal"})
             return Outcome(error.body(), error.type)
 
     def _checked(self, session: Session, name: Any, arguments: Any) -> dict[str, Any]:
