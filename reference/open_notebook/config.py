@@ -77,4 +77,5 @@ def load_config(args: argparse.Namespace) -> Config:
         raise ConfigError("the notebooks root is not a directory")
     if not os.access(root, os.R_OK | os.X_OK):
         raise ConfigError("the notebooks root is not readable")
-    return Config(root, args.passage_context, args.max_search_results, args.stream_timeout, args.stream_chunk_size)
+    timeout = int(args.stream_timeout) if float(args.stream_timeout).is_integer() else args.stream_timeout
+    return Config(root, args.passage_context, args.max_search_results, timeout, args.stream_chunk_size)
