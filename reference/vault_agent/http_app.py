@@ -191,7 +191,7 @@ def build_app(core: Core, settings: Settings, port: int) -> ASGIApp:
             try:
                 body = await read_json(request, optional=True)
                 require = body.get("requireEmbeddings")
-                if require is not None and not isinstance(require, bool):
+                if "requireEmbeddings" in body and not isinstance(require, bool):
                     raise VaultError("INVALID_PARAMETER", field="requireEmbeddings")
             except VaultError as error:
                 return error_response(error, uuid.uuid4().hex)
@@ -236,9 +236,11 @@ def build_app(core: Core, settings: Settings, port: int) -> ASGIApp:
             return error_response(sanitize(exc), request_id)
         if not download:
             return json_response(Reply(meta).envelope(), headers={"X-Request-Id": request_id})
-        return FileResponse(real, media_type=meta["contentType"], filename=meta["fileName"],
-                            content_disposition_type="attachment", stat_result=st,
-                            headers={"X-Request-Id": request_id})
+        response = FileResponse(real, media_type=meta["contentType"], filename=meta["fileName"],
+                                content_disposition_type="attachment", stat_result=st,
+                                headers={"X-Request-Id": request_id})
+        response.headers["content-type"] = meta["contentType"]  # as in the metadata, no added charset
+        return response
 
     async def not_found(request: Request, exc: Exception) -> Response:
         code = "MCP_NOT_ENABLED" if request.url.path == mcp_path and not mcp_enabled else "ROUTE_NOT_FOUND"

@@ -2,7 +2,8 @@
 
 Each check raises VaultError with the field's Phase 1 code; `protocol=True` marks a missing
 required argument or a wrong JSON type (MCP answers those with InvalidParams, -32602).
-JSON null counts as omitted. Unknown arguments are ignored (mcp-tools.md#tool-definitions).
+An optional field is omitted only when absent: JSON null is a wrong type, as in the OpenAPI
+schemas. Unknown arguments are ignored (mcp-tools.md#tool-definitions).
 """
 
 from __future__ import annotations
@@ -47,9 +48,9 @@ def query(args: dict[str, Any]) -> str:
 
 
 def mode(args: dict[str, Any]) -> str | None:
-    value = args.get("mode")
-    if value is None:
+    if "mode" not in args:
         return None
+    value = args["mode"]
     if not isinstance(value, str):
         raise VaultError("INVALID_MODE", protocol=True, field="mode")
     if value not in MODES:
@@ -58,9 +59,9 @@ def mode(args: dict[str, Any]) -> str | None:
 
 
 def limit(args: dict[str, Any]) -> int:
-    value = args.get("limit")
-    if value is None:
+    if "limit" not in args:
         return DEFAULT_LIMIT
+    value = args["limit"]
     if not _number(value):
         raise VaultError("INVALID_LIMIT", protocol=True, field="limit")
     number = _integer(value)
@@ -70,9 +71,9 @@ def limit(args: dict[str, Any]) -> int:
 
 
 def flag(args: dict[str, Any], name: str) -> bool:
-    value = args.get(name)
-    if value is None:
+    if name not in args:
         return False
+    value = args[name]
     if not isinstance(value, bool):
         raise VaultError("INVALID_PARAMETER", protocol=True, field=name)
     return value
