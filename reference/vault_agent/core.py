@@ -180,8 +180,9 @@ class Core:
     def _vector(conn, vector: list[float] | None, n: int, skip: set[int]) -> list[tuple[int, float]]:
         if vector is None:
             return []
-        rows = conn.execute("SELECT rowid, distance FROM vec WHERE embedding MATCH ? AND k = ? ORDER BY distance, rowid",
+        rows = conn.execute("SELECT rowid, distance FROM vec WHERE embedding MATCH ? AND k = ? ORDER BY distance",
                             (struct.pack(f"{len(vector)}f", *vector), n + len(skip))).fetchall()
+        rows.sort(key=lambda row: (row[1], row[0]))  # ties in rowid order, for repeatable results
         return [(rowid, max(0.0, min(1.0, 1.0 - dist / 2.0))) for rowid, dist in rows if rowid not in skip][:n]
 
     @staticmethod

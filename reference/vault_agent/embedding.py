@@ -80,3 +80,12 @@ def load_model(path: Path) -> Model:
 
 def embedding_text(title: str, heading_path: list[str], content: str) -> str:
     return "\n".join(part for part in (title, " / ".join(heading_path), content) if part)
+
+
+def write_model(path: Path, rows: dict[str, list[float]]) -> Path:
+    """Write a model file in FORMAT from token -> vector rows (for tests and benchmarks that
+    build an honest model from data they make)."""
+    dimension = len(next(iter(rows.values())))
+    path.write_text(json.dumps({"format": FORMAT, "dimension": dimension, "vocabulary": list(rows),
+                                "vectors": [list(vector) for vector in rows.values()]}), encoding="utf-8")
+    return path

@@ -91,7 +91,7 @@ class Rules:
 
     @classmethod
     def make(cls, root: Path, user_excludes: list[str], index_dir: Path | None = None) -> Rules:
-        spec = pathspec.PathSpec.from_lines("gitwildmatch", [*DEFAULT_EXCLUDES, *user_excludes])
+        spec = pathspec.GitIgnoreSpec.from_lines([*DEFAULT_EXCLUDES, *user_excludes])
         return cls(root, spec, index_dir)
 
     def excluded(self, rel: str, is_dir: bool = False) -> bool:

@@ -32,7 +32,7 @@ from .errors import VaultError, warning
 from .markdown import MAX_CHUNK, TARGET_CHUNK, ParsedNote, parse_note
 from .safety import DEFAULT_EXCLUDES, NOTE_SUFFIXES, Entry, Rules, log_event, walk_notes
 
-SCHEMA_VERSION = "2"
+SCHEMA_VERSION = "2"  # Phase 1 indexing.md#index-storage
 MAX_INDEXED_NOTE = 2 * 1024 * 1024  # larger notes are registered without chunks
 TITLE_PREFIX = 64 * 1024  # what is read of such a note to find its title
 LOCK_NAME, TMP_NAME = "index.lock", "index.tmp.sqlite"
@@ -46,6 +46,7 @@ CREATE TABLE notes(id TEXT PRIMARY KEY, path TEXT NOT NULL UNIQUE, size INTEGER 
 CREATE TABLE entries(rowid INTEGER PRIMARY KEY, note_id TEXT NOT NULL, idx INTEGER,
   heading TEXT, heading_path TEXT NOT NULL, content TEXT NOT NULL);
 CREATE INDEX entries_note ON entries(note_id, idx);
+CREATE TABLE skipped(path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL);
 CREATE VIRTUAL TABLE fts USING fts5(title, aliases, tags, headings, body, tokenize='unicode61');
 """
 
@@ -189,8 +190,10 @@ class IndexReader:
             return {}
 
     def note_records(self) -> dict[str, tuple[int, int]]:
+        """Every discoverable Markdown file the last update saw: notes and skipped files."""
         conn, _ = self.conn()
-        return {path: (size, mtime) for path, size, mtime in conn.execute("SELECT path, size, mtime_ns FROM notes")}
+        return {path: (size, mtime) for path, size, mtime in conn.execute(
+            "SELECT path, size, mtime_ns FROM notes UNION ALL SELECT path, size, mtime_ns FROM skipped")}
 
 
 # -- writing -----------------------------------------------------------------------------------
@@ -326,6 +329,7 @@ def _full(index_path: Path, rules: Rules, entries: list[Entry], model: Model | N
                 summary.warnings.append(warning(problem, path=entry.rel, size=entry.size))
             if parsed is None:
                 summary.notes_skipped += 1
+                conn.execute("INSERT INTO skipped VALUES (?,?,?)", (entry.rel, entry.size, entry.mtime_ns))
                 continue
             summary.chunks_indexed += _insert_note(conn, entry, parsed, use_model, vec)
             summary.notes_indexed += 1
@@ -359,12 +363,17 @@ def _incremental(index_path: Path, rules: Rules, entries: list[Entry], model: Mo
         summary.embeddings = use_model is not None
         known = {path: (nid, size, mtime) for nid, path, size, mtime in
                  conn.execute("SELECT id, path, size, mtime_ns FROM notes")}
+        skipped = {path: (size, mtime) for path, size, mtime in conn.execute("SELECT path, size, mtime_ns FROM skipped")}
         seen = set()
         conn.execute("BEGIN IMMEDIATE")
+        conn.execute("DELETE FROM skipped")
         for entry in entries:
             seen.add(entry.rel)
             old = known.get(entry.rel)
-            if old is not None and (old[1], old[2]) == (entry.size, entry.mtime_ns):
+            if (old is not None and (old[1], old[2]) == (entry.size, entry.mtime_ns)) \
+                    or skipped.get(entry.rel) == (entry.size, entry.mtime_ns):
+                if entry.rel in skipped:
+                    conn.execute("INSERT INTO skipped VALUES (?,?,?)", (entry.rel, entry.size, entry.mtime_ns))
                 summary.notes_skipped += 1
                 continue
             if old is not None:
@@ -374,6 +383,7 @@ def _incremental(index_path: Path, rules: Rules, entries: list[Entry], model: Mo
                 summary.warnings.append(warning(problem, path=entry.rel, size=entry.size))
             if parsed is None:
                 summary.notes_skipped += 1
+                conn.execute("INSERT INTO skipped VALUES (?,?,?)", (entry.rel, entry.size, entry.mtime_ns))
                 continue
             summary.chunks_indexed += _insert_note(conn, entry, parsed, use_model, vec)
             summary.notes_indexed += 1
