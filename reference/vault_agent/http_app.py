@@ -104,7 +104,7 @@ class Gate:
 
     def _auth(self, app: ASGIApp) -> ASGIApp:
         async def gate(scope: Scope, receive: Receive, send: Send) -> None:
-            if self.key or not self.settings.loopback:
+            if scope["type"] == "http" and (self.key or not self.settings.loopback):
                 scheme, _, token = Request(scope).headers.get("authorization", "").partition(" ")
                 supplied = token.strip().encode("utf-8")
                 if scheme.lower() != "bearer" or not supplied:
