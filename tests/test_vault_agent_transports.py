@@ -24,28 +24,42 @@ KEY = "k" * 40
 TOOLS = {"search", "get_note", "get_chunk", "get_attachment", "related"}
 
 
+APP = "http://app.example"
+
+
 @pytest.fixture(scope="module")
 def world(tmp_path_factory):
+    """One vault, one honest model built from it, one index (built by the CLI, as the suite does)."""
     base = tmp_path_factory.mktemp("vat")
     vault = build_vault(base)
+    model = build_model(base / "model.json", vault)
     index_dir = base / "idx"
-    done = run_cli("index", "--vault-root", str(vault), "--index-dir", str(index_dir), "--exclude", "drafts/")
-    assert done.returncode == 0, done.stderr
     env = clean_env(XDG_CONFIG_HOME=str(base / "xdg"), HOME=str(base / "home"))
-    return base, vault, index_dir, env
+    flags = ["--vault-root", str(vault), "--index-dir", str(index_dir), "--exclude", "drafts/",
+             "--embedding-enabled", "--embedding-model", str(model)]
+    done = run_cli("index", *flags, env=env)
+    assert done.returncode == 0, done.stderr
+    return base, vault, flags, env
 
 
 def args_for(world):
-    _base, vault, index_dir, _env = world
-    return ["--vault-root", str(vault), "--index-dir", str(index_dir), "--exclude", "drafts/"]
+    return world[2]
 
 
 @pytest.fixture(scope="module")
 def stdio(world):
     server = Stdio(*args_for(world), env=world[3])
-    server.initialize()
+    server.init = server.initialize()
     yield server
     server.close()
+
+
+@pytest.fixture(scope="module")
+def served(world):
+    """serve with /mcp on and one CORS origin, shared by the HTTP tests."""
+    server = Serve(*args_for(world), "--mcp-enabled", "--cors-enabled", "--cors-allowed-origins", APP, env=world[3])
+    yield server
+    server.stop()
 
 
 # -- stdio ---------------------------------------------------------------------------------------
@@ -54,31 +68,28 @@ def test_mcp_accepts_no_transport_flag(world):
     assert done.returncode == 2
 
 
-def test_mcp_lists_exactly_five_read_only_tools_and_no_resources_or_prompts(world):
-    server = Stdio(*args_for(world), env=world[3])
-    try:
-        init = server.initialize()["result"]
-        assert set(init["capabilities"]) == {"tools"}
-        tools = server.request("tools/list")["result"]["tools"]
-        assert {t["name"] for t in tools} == TOOLS
-        for tool in tools:
-            assert tool["description"].strip()
-            hints = tool["annotations"]
-            assert (hints["readOnlyHint"], hints["destructiveHint"], hints["idempotentHint"]) == (True, False, True)
-        assert server.request("resources/list")["error"]["code"] == -32601
-        assert server.request("prompts/list")["error"]["code"] == -32601
-    finally:
-        assert server.close() == 0
+def test_mcp_lists_exactly_five_read_only_tools_and_no_resources_or_prompts(stdio):
+    assert set(stdio.init["result"]["capabilities"]) == {"tools"}
+    tools = stdio.request("tools/list")["result"]["tools"]
+    assert {t["name"] for t in tools} == TOOLS
+    for tool in tools:
+        assert tool["description"].strip()
+        hints = tool["annotations"]
+        assert (hints["readOnlyHint"], hints["destructiveHint"], hints["idempotentHint"]) == (True, False, True)
+    assert stdio.request("resources/list")["error"]["code"] == -32601
+    assert stdio.request("prompts/list")["error"]["code"] == -32601
 
 
-@pytest.mark.parametrize("asked", ["1999-01-01", "2024-11-05"])
-def test_an_unsupported_protocol_version_is_answered_with_a_supported_one(world, asked):
+def test_an_unsupported_protocol_version_is_answered_with_a_supported_one(world, served):
     server = Stdio(*args_for(world), env=world[3])
     try:
-        version = server.initialize(asked)["result"]["protocolVersion"]
-        assert version != asked and version >= "2025-03-26"
+        version = server.initialize("2024-11-05")["result"]["protocolVersion"]
+        assert version != "2024-11-05" and version >= "2025-03-26"
     finally:
         server.close()
+    for asked in ("1999-01-01", "2024-11-05"):
+        version = HttpMcp(served.url + "/mcp").initialize(asked)["result"]["protocolVersion"]
+        assert version != asked and version >= "2025-03-26"
 
 
 def test_stdout_carries_only_json_rpc_and_logs_never_hold_the_query_or_content(world, stdio):
@@ -123,16 +134,16 @@ def test_without_an_index_tools_fail_actionably_and_no_index_file_is_created(wor
     assert not (tmp_path / "none").exists()
 
 
-@pytest.mark.parametrize("enabled", ["true", "false"])
-def test_mcp_works_whatever_mcp_enabled_says(world, tmp_path, enabled):
-    config = tmp_path / "config.toml"
-    config.write_text(f"[mcp]\nenabled = {enabled}\n", encoding="utf-8")
-    server = Stdio("--config", str(config), *args_for(world), env=world[3])
-    try:
-        server.initialize()
-        assert payload(server.call("search", {"query": "cat"}))["results"]
-    finally:
-        server.close()
+def test_mcp_works_whatever_mcp_enabled_says(world, tmp_path):
+    for enabled in ("true", "false"):
+        config = tmp_path / f"{enabled}.toml"
+        config.write_text(f"[mcp]\nenabled = {enabled}\n", encoding="utf-8")
+        server = Stdio("--config", str(config), *args_for(world), env=world[3])
+        try:
+            server.initialize()
+            assert payload(server.call("search", {"query": "cat"}))["results"]
+        finally:
+            server.close()
 
 
 def test_closing_stdin_lets_calls_in_flight_finish_and_exits_zero_promptly(world):
@@ -170,11 +181,13 @@ def test_unknown_tools_are_method_not_found_and_missing_arguments_invalid_params
 
 
 # -- HTTP: /mcp switch, access control, Origin, CORS --------------------------------------------
-def test_serve_has_no_mcp_endpoint_unless_enabled(world):
+def test_serve_has_no_mcp_endpoint_and_no_cors_by_default(world):
     server = Serve(*args_for(world), env=world[3])
     try:
         response = server.client().post("/mcp", json={})
         assert response.status_code == 404 and response.json()["error"]["code"] == "MCP_NOT_ENABLED"
+        preflight = server.client().options("/search", headers={"Origin": APP, "Access-Control-Request-Method": "POST"})
+        assert "access-control-allow-origin" not in preflight.headers
     finally:
         server.stop()
 
@@ -219,46 +232,31 @@ def test_a_public_bind_requires_the_key_on_every_route_including_mcp(world):
     assert KEY not in logs
 
 
-def test_origin_and_host_are_validated_on_mcp(world):
-    server = Serve(*args_for(world), "--mcp-enabled", env=world[3])
-    try:
-        evil = HttpMcp(server.url + "/mcp", Origin="http://evil.example").post({"jsonrpc": "2.0", "id": 1, "method": "ping"})
-        assert evil.status_code == 403
-        rebinding = HttpMcp(server.url + "/mcp", Host="evil.example").post({"jsonrpc": "2.0", "id": 1, "method": "ping"})
-        assert rebinding.status_code == 421
-        local = HttpMcp(server.url + "/mcp", Origin=f"http://127.0.0.1:{server.port}")
-        assert local.initialize()["result"]["protocolVersion"] == "2025-03-26"
-    finally:
-        server.stop()
+def test_origin_and_host_are_validated_on_mcp(served):
+    evil = HttpMcp(served.url + "/mcp", Origin="http://evil.example").post({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert evil.status_code == 403
+    rebinding = HttpMcp(served.url + "/mcp", Host="evil.example").post({"jsonrpc": "2.0", "id": 1, "method": "ping"})
+    assert rebinding.status_code == 421
+    local = HttpMcp(served.url + "/mcp", Origin=f"http://127.0.0.1:{served.port}")
+    assert local.initialize()["result"]["protocolVersion"] == "2025-03-26"
 
 
-def test_cors_is_off_by_default_and_allows_only_listed_origins_when_on(world):
-    app = "http://app.example"
-    preflight = {"Origin": app, "Access-Control-Request-Method": "POST",
+def test_cors_allows_only_listed_origins_without_credentials(served):
+    preflight = {"Origin": APP, "Access-Control-Request-Method": "POST",
                  "Access-Control-Request-Headers": "content-type,authorization"}
-    off = Serve(*args_for(world), env=world[3])
-    try:
-        response = off.client().options("/search", headers=preflight)
-        assert "access-control-allow-origin" not in response.headers
-    finally:
-        off.stop()
-    on = Serve(*args_for(world), "--mcp-enabled", "--cors-enabled", "--cors-allowed-origins", app, env=world[3])
-    try:
-        client = on.client()
-        allowed = client.options("/search", headers=preflight)
-        assert allowed.status_code == 200 and allowed.headers["access-control-allow-origin"] == app
-        assert "access-control-allow-credentials" not in allowed.headers
-        assert client.options("/mcp", headers=preflight).headers["access-control-allow-origin"] == app
-        simple = client.post("/search", json={"query": "cat"}, headers={"Origin": app})
-        assert simple.headers["access-control-allow-origin"] == app
-        other = client.options("/search", headers={**preflight, "Origin": "http://evil.example"})
-        assert other.status_code == 403 and "access-control-allow-origin" not in other.headers
-    finally:
-        on.stop()
+    client = served.client()
+    allowed = client.options("/search", headers=preflight)
+    assert allowed.status_code == 200 and allowed.headers["access-control-allow-origin"] == APP
+    assert "access-control-allow-credentials" not in allowed.headers
+    assert client.options("/mcp", headers=preflight).headers["access-control-allow-origin"] == APP
+    simple = client.post("/search", json={"query": "cat"}, headers={"Origin": APP})
+    assert simple.headers["access-control-allow-origin"] == APP
+    other = client.options("/search", headers={**preflight, "Origin": "http://evil.example"})
+    assert other.status_code == 403 and "access-control-allow-origin" not in other.headers
 
 
-def test_twenty_concurrent_mcp_sessions_get_independent_answers(world):
-    server = Serve(*args_for(world), "--mcp-enabled", env=world[3])
+def test_twenty_concurrent_mcp_sessions_get_independent_answers(served):
+    server = served
     queries = {"cat": "notes/cats.md", "storm": "notes/weather.md", "puppy": "notes/dogs.md", "tomatoes": "notes/nested/deep.md"}
     failures: list[str] = []
     clients = [HttpMcp(server.url + "/mcp") for _ in range(20)]
@@ -267,7 +265,7 @@ def test_twenty_concurrent_mcp_sessions_get_independent_answers(world):
         try:
             query = list(queries)[number % len(queries)]
             for _ in range(3):
-                top = payload(client.call("search", {"query": query, "limit": 1}))["results"][0]["path"]
+                top = payload(client.call("search", {"query": query, "mode": "lexical", "limit": 1}))["results"][0]["path"]
                 if top != queries[query]:
                     failures.append(f"session {number}: {query} -> {top}")
         except Exception as exc:  # noqa: BLE001 - collected and reported below
@@ -283,14 +281,15 @@ def test_twenty_concurrent_mcp_sessions_get_independent_answers(world):
         for thread in threads:
             thread.join(60)
     finally:
-        server.stop()
+        for client in clients:
+            client.http.close()
     assert failures == []
 
 
 # -- parity ------------------------------------------------------------------------------------------
 CATS, DOGS = note_id("notes/cats.md"), note_id("notes/dogs.md")
 CASES = [
-    ("search", {"query": "cat water"}), ("search", {"query": "rain", "mode": "hybrid", "limit": 2}),
+    ("search", {"query": "cat water"}), ("search", {"query": "rain", "mode": "lexical", "limit": 2}),
     ("search", {"query": "kitten", "mode": "embedding"}), ("search", {"query": " "}), ("search", {"query": "x", "mode": "z"}),
     ("search", {"query": "x", "limit": 0}), ("search", {"query": 7}),
     ("related", {"type": "note", "id": CATS}), ("related", {"type": "chunk", "id": f"{CATS}:1", "mode": "lexical"}),
@@ -331,21 +330,10 @@ def _drop_request_id(body: dict) -> dict:
 
 
 @pytest.fixture(scope="module")
-def parity_servers(world):
-    base, vault, _idx, env = world
-    model = build_model(base / "model.json", vault)
-    index_dir = base / "idx-emb"
-    flags = ["--vault-root", str(vault), "--index-dir", str(index_dir), "--exclude", "drafts/",
-             "--embedding-enabled", "--embedding-model", str(model)]
-    assert run_cli("index", *flags, env=env).returncode == 0
-    serve = Serve(*flags, "--mcp-enabled", env=env)
-    stdio = Stdio(*flags, env=env)
-    stdio.initialize()
-    http_mcp = HttpMcp(serve.url + "/mcp")
+def parity_servers(served, stdio):
+    http_mcp = HttpMcp(served.url + "/mcp")
     http_mcp.initialize()
-    yield serve, {"stdio": stdio, "http": http_mcp}
-    stdio.close()
-    serve.stop()
+    return served, {"stdio": stdio, "http": http_mcp}
 
 
 @pytest.mark.parametrize("tool,args", CASES, ids=[f"{t}-{i}" for i, (t, _a) in enumerate(CASES)])
