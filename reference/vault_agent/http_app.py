@@ -25,6 +25,7 @@ from starlette.exceptions import HTTPException
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response
+from starlette.convertors import Convertor, register_url_convertor
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -40,6 +41,22 @@ JSON_TYPE = "application/json; charset=utf-8"
 LOOPBACK_ORIGINS = ("http://127.0.0.1", "http://localhost", "http://[::1]")
 ROUTES = ("/health", "/status", "/index", "/reindex", "/search", "/related", "/notes/{noteId}",
           "/chunks/{noteId}/{chunkIndex}", "/attachments/{vaultRelativePath}")
+
+
+class AnyPath(Convertor[str]):
+    """Like Starlette's `path`, but a decoded newline or other control character still matches
+    (the attachment rules answer INVALID_PATH, not a missing route)."""
+
+    regex = r"[\s\S]*"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("anypath", AnyPath())
 
 
 def json_response(body: dict[str, Any], status: int = 200, headers: dict[str, str] | None = None) -> Response:
@@ -157,7 +174,7 @@ async def read_json(request: Request, *, optional: bool = False) -> dict[str, An
             raise VaultError("QUERY_TOO_LARGE", limit=MAX_BODY)
         chunks.append(chunk)
     raw = b"".join(chunks)
-    if optional and not raw.strip():
+    if optional and not raw:
         return {}
     try:
         body = json.loads(raw)
@@ -258,7 +275,7 @@ def build_app(core: Core, settings: Settings, port: int) -> ASGIApp:
         Route("/related", posted(core.related), methods=["POST"]),
         Route("/notes/{noteId}", note, methods=["GET"]),
         Route("/chunks/{noteId}/{chunkIndex}", chunk, methods=["GET"]),
-        Route("/attachments/{path:path}", attachment, methods=["GET"]),
+        Route("/attachments/{path:anypath}", attachment, methods=["GET"]),
     ]
     lifespan = None
     if mcp_enabled:
