@@ -88,11 +88,12 @@ class Rules:
     root: Path
     spec: pathspec.PathSpec
     skip_dir: Path | None = None  # the index directory, if someone put it inside the vault
+    file_patterns: bool = False  # whether any pattern can match a file (the defaults match only directories)
 
     @classmethod
     def make(cls, root: Path, user_excludes: list[str], index_dir: Path | None = None) -> Rules:
         spec = pathspec.GitIgnoreSpec.from_lines([*DEFAULT_EXCLUDES, *user_excludes])
-        return cls(root, spec, index_dir)
+        return cls(root, spec, index_dir, bool(user_excludes))
 
     def excluded(self, rel: str, is_dir: bool = False) -> bool:
         """Hidden segments, default and user excludes (gitignore semantics)."""
@@ -128,7 +129,10 @@ def walk_notes(rules: Rules) -> Iterator[Entry]:
     """Discoverable Markdown notes in sorted path order. Symlinked files are followed when their
     target is a regular file inside the vault; symlinked directories are not followed."""
     root_real = real_root(rules.root)
-    skip_real = os.path.realpath(rules.skip_dir) if rules.skip_dir is not None else None
+    try:
+        skip = os.stat(rules.skip_dir) if rules.skip_dir is not None else None
+    except OSError:
+        skip = None
 
     def walk(directory: str, prefix: str) -> Iterator[Entry]:
         try:
@@ -140,11 +144,13 @@ def walk_notes(rules: Rules) -> Iterator[Entry]:
             rel = prefix + entry.name
             try:
                 if entry.is_dir(follow_symlinks=False):
-                    if rules.excluded(rel, is_dir=True) or (skip_real and os.path.realpath(entry.path) == skip_real):
+                    if entry.name.startswith(".") or rules.spec.match_file(rel + "/") or (
+                            skip is not None and entry.inode() == skip.st_ino and entry.stat().st_dev == skip.st_dev):
                         continue
                     yield from walk(entry.path, rel + "/")
                     continue
-                if not is_note(rel) or rules.excluded(rel):
+                # Parent directories were checked on the way down; only the file itself is left.
+                if not is_note(rel) or entry.name.startswith(".") or (rules.file_patterns and rules.spec.match_file(rel)):
                     continue
                 if entry.is_symlink():
                     target = os.path.realpath(entry.path)
