@@ -185,6 +185,10 @@ class IndexReader:
             return None
         try:
             conn, _vec = self.conn()
+            tables = conn.execute("SELECT count(*) FROM sqlite_master WHERE name IN "
+                                  "('manifest', 'notes', 'entries', 'fts', 'skipped')").fetchone()[0]
+            if tables != 5:
+                return {}  # not an index this schema version can read: incompatible
             return dict(conn.execute("SELECT key, value FROM manifest").fetchall())
         except (VaultError, db.DatabaseError):
             return {}
