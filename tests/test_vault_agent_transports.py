@@ -161,6 +161,19 @@ def test_closing_stdin_lets_calls_in_flight_finish_and_exits_zero_promptly(world
     assert code == 0 and elapsed < 5
 
 
+def test_sigterm_shuts_down_like_stdin_close(world):
+    import signal
+
+    env = {**world[3], "VAULT_AGENT_DEBUG_CALL_DELAY_MS": "800"}
+    server = Stdio(*args_for(world), env=env)
+    server.initialize()
+    msg_id = server.call("search", {"query": "cat"}, wait=False)
+    time.sleep(0.2)
+    server.proc.send_signal(signal.SIGTERM)
+    assert server.proc.wait(15) == 0
+    assert "result" in server.wait(msg_id, 1)
+
+
 def test_a_tool_call_over_its_timeout_fails_with_timeout(world):
     env = {**world[3], "VAULT_AGENT_DEBUG_CALL_DELAY_MS": "1500", "VAULT_AGENT_DEBUG_TOOL_TIMEOUT_MS": "200"}
     server = Stdio(*args_for(world), env=env)
@@ -178,6 +191,17 @@ def test_unknown_tools_are_method_not_found_and_missing_arguments_invalid_params
     assert (error["code"], error["data"]["errorCode"]) == (-32602, "INVALID_ID")
     error = stdio.call("search", {"query": "x", "mode": "fast", "unknown": 1})["error"]
     assert (error["code"], error["data"]["errorCode"]) == (-32000, "INVALID_MODE")
+
+
+def test_a_line_that_is_not_json_rpc_gets_a_parse_or_invalid_request_error(stdio):
+    stdio.proc.stdin.write(b"not json\n")
+    stdio.proc.stdin.flush()
+    assert stdio.wait(None, 10)["error"]["code"] == -32700
+    stdio.responses.pop(None)
+    stdio.proc.stdin.write(b'[{"jsonrpc": "2.0", "id": 99, "method": "ping"}]\n')
+    stdio.proc.stdin.flush()
+    assert stdio.wait(None, 10)["error"]["code"] == -32600
+    stdio.responses.pop(None)
 
 
 # -- HTTP: /mcp switch, access control, Origin, CORS --------------------------------------------

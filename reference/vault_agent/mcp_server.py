@@ -145,6 +145,14 @@ async def _version_floor(ctx, call_next):
     return await call_next(ctx)
 
 
+def _unparsable(exc: Exception) -> types.JSONRPCError:
+    """-32700 for text that is not JSON, -32600 for JSON that is not one JSON-RPC message
+    (batches included: MCP removed them in 2025-06-18); never echoing the input."""
+    kinds = {e.get("type") for e in getattr(exc, "errors", lambda: [])()} if hasattr(exc, "errors") else set()
+    code, text = (-32700, "Parse error") if "json_invalid" in kinds else (-32600, "Invalid Request")
+    return types.JSONRPCError(jsonrpc="2.0", id=None, error=types.ErrorData(code=code, message=text))
+
+
 def build_server(core: Core | None, transport: str) -> Server:
     tools = [types.Tool(name=name, description=description, input_schema=schema, annotations=READ_ONLY)
              for name, (description, schema) in TOOLS.items()]
@@ -199,6 +207,10 @@ async def serve_stdio(server: Server) -> None:
         async def inbound(scope: anyio.CancelScope) -> None:
             with scope:
                 async for item in sdk_read:
+                    if isinstance(item, Exception):
+                        # A line that is not a JSON-RPC message: answer it (the SDK would drop it).
+                        await sdk_write.send(SessionMessage(_unparsable(item)))
+                        continue
                     message = getattr(item, "message", None)
                     if isinstance(message, types.JSONRPCRequest):
                         outstanding.add(message.id)
