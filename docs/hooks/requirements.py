@@ -6,13 +6,12 @@ cannot drift from what the suite checks. Registered in mkdocs.yml under `hooks:`
 - on_config: adds the generated pages to the "Requirements" and "Policies" nav sections.
 - on_files: adds requirements/index.md, requirements/<spec-id>.md for every specs/*.yaml,
   policies/index.md and policies/<name>.md for every policies/*.yaml.
-- on_page_markdown: checks the hand-written mutants table in contracts.md against
-  tests/test_mutants.py (a mismatch is a warning, so `mkdocs build --strict` fails).
+- on_page_markdown: fills the mutants table in contracts.md from the mutant registry (each
+  mutant declares its profile and the ids it must trip beside its patch, tests/mutants/).
 """
 
 from __future__ import annotations
 
-import ast
 import html
 import re
 from collections import Counter
@@ -93,6 +92,25 @@ def _source_link(spec: dict[str, Any], req: dict[str, Any]) -> str:
     return _cell(source)
 
 
+def _basis_cell(req: dict[str, Any]) -> str:
+    basis = req.get("basis", "")
+    return f"{basis} (advisory)" if basis == "profile" else basis
+
+
+def _basis_text(spec: dict[str, Any], req: dict[str, Any]) -> str:
+    """The seed's quoted words (with its section), the MCP spec's link and words, or the
+    profile's reason for its reading."""
+    quote = req.get("quote") or []
+    quote = [quote] if isinstance(quote, str) else quote
+    quoted = "<br>".join(f"“{_cell(q)}”" for q in quote)
+    if req.get("basis") == "seed":
+        where = req.get("document") or spec.get("seed", "")
+        return f"{quoted}<br><em>{_cell(where)}{', ' + _cell(req['section']) if req.get('section') else ''}</em>"
+    if req.get("basis") == "mcp":
+        return (quoted + "<br>" if quoted else "") + _source_link(spec, req)
+    return f"<em>{_cell(req.get('reading', ''))}</em>"
+
+
 def _counts(reqs: list[dict[str, Any]]) -> tuple[Counter, Counter]:
     tiers = Counter(t for r in reqs for t in r.get("tiers", []))
     strengths = Counter(r.get("strength") for r in reqs)
@@ -152,7 +170,8 @@ def _spec_page(spec: dict[str, Any], specs: list[dict[str, Any]], root: Path, gu
     for req in reqs:
         families.setdefault(_family(req["id"]), []).append(req)
     for family, items in families.items():
-        out += [f"### {family}", "", "| id | tiers | strength | behavior | source |", "|---|---|---|---|---|"]
+        out += [f"### {family}", "", "| id | tiers | basis | behavior | the seed's words, the MCP spec, or our reading |",
+                "|---|---|---|---|---|"]
         for req in items:
             behavior = _cell(req.get("behavior", ""))
             notes = []
@@ -162,8 +181,8 @@ def _spec_page(spec: dict[str, Any], specs: list[dict[str, Any]], root: Path, gu
                 notes.append(f"Transports: {', '.join(req['transports'])}.")
             if notes:
                 behavior += " <em>" + " ".join(notes) + "</em>"
-            out.append(f"| <a id=\"{_anchor(req['id'])}\"></a>`{req['id']}` | {', '.join(req.get('tiers', []))} "
-                       f"| {req.get('strength', '')} | {behavior} | {_source_link(spec, req)} |")
+            out.append(f"| <a id=\"{_anchor(req['id'])}\"></a><span style=\"white-space: nowrap\">`{req['id']}`</span> "
+                       f"| {', '.join(req.get('tiers', []))} | {_basis_cell(req)} | {behavior} | {_basis_text(spec, req)} |")
         out.append("")
     return "\n".join(out)
 
@@ -336,37 +355,25 @@ def on_files(files, config):
     return files
 
 
-def _caught_by(root: Path) -> dict[str, list[str]] | None:
-    path = root / "tests" / "test_mutants.py"
-    try:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-    except (OSError, SyntaxError):
-        return None
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "CAUGHT_BY" for t in node.targets):
-            return ast.literal_eval(node.value)
-    return None
+def _mutant_rows(root: Path) -> list[str]:
+    import sys
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    from tests.mutants import registry
+
+    rows = ["| mutant | profile | what it breaks | reported under |", "|---|---|---|---|"]
+    for name, m in sorted(registry().items(), key=lambda kv: (kv[1].variant, kv[1].profile, kv[0])):
+        where = f"{m.profile}" + (f" ({m.transport})" if m.transport else "") + (
+            f", phases {', '.join(m.phases)}" if m.phases else "")
+        ids = "passes (a correct variant)" if m.variant else ", ".join(m.trips)
+        rows.append(f"| `{name}` | {where} | {_cell(m.summary)} | {ids} |")
+    return rows
 
 
 def on_page_markdown(markdown, page, config, files):
     if page.file.src_uri != "contracts.md" or MUTANTS_START not in markdown:
         return markdown
-    expected = _caught_by(_root(config))
-    if expected is None:
-        log.warning("contracts.md: cannot read CAUGHT_BY from tests/test_mutants.py to check the mutants table")
-        return markdown
-    table = markdown.split(MUTANTS_START, 1)[1].split(MUTANTS_END, 1)[0]
-    documented = {}
-    for line in table.splitlines():
-        match = re.match(r"^\|\s*`([A-Za-z0-9_]+)`\s*\|(.*)$", line)
-        if match:
-            last_cell = match.group(2).rstrip().rstrip("|").split("|")[-1]
-            documented[match.group(1)] = sorted(set(REQ_ID.findall(last_cell)))
-    wanted = {name: sorted(set(ids)) for name, ids in expected.items()}
-    if documented != wanted:
-        missing = sorted(wanted.keys() - documented.keys())
-        extra = sorted(documented.keys() - wanted.keys())
-        differ = sorted(n for n in wanted.keys() & documented.keys() if wanted[n] != documented[n])
-        log.warning(f"contracts.md: the mutants table disagrees with tests/test_mutants.py "
-                    f"(missing {missing}, extra {extra}, different ids {differ})")
-    return markdown
+    head, rest = markdown.split(MUTANTS_START, 1)
+    _old, tail = rest.split(MUTANTS_END, 1)
+    table = "\n".join(_mutant_rows(_root(config)))
+    return f"{head}{MUTANTS_START}\n{table}\n{MUTANTS_END}{tail}"

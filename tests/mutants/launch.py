@@ -41,6 +41,7 @@ def _wrap_source(transform):
 
 @mutant("SSL-OUT-002", "SSL-SEC-001", "SSL-E2E-002", profile="section-source-local")
 def body_in_output():
+    """Adds a `body` field with note text to every section."""
     def add(vault, raw, out):
         text = paths.read_note(vault, paths.normalize_request_path(raw))
         for section in out["sections"]:
@@ -51,6 +52,7 @@ def body_in_output():
 
 @mutant("SSL-OUT-001", "SSL-OUT-007", profile="section-source-local")
 def snippet_field():
+    """Adds a top-level `snippet` with the note's last characters."""
     def add(vault, raw, out):
         text = paths.read_note(vault, paths.normalize_request_path(raw))
         out["snippet"] = text[-120:]
@@ -60,6 +62,7 @@ def snippet_field():
 
 @mutant("SSL-SEC-002", profile="section-source-local")
 def frontmatter_in_output():
+    """Puts the whole frontmatter into `title`."""
     def add(vault, raw, out):
         front, _ = builder.split_frontmatter(paths.read_note(vault, paths.normalize_request_path(raw)))
         if front:
@@ -70,6 +73,7 @@ def frontmatter_in_output():
 
 @mutant("SSL-ERR-004", profile="section-source-local")
 def absolute_path_in_error():
+    """Names the note's absolute path in the not-found error."""
     original = paths.resolve_note
 
     def resolve(vault_real, relative):
@@ -83,6 +87,7 @@ def absolute_path_in_error():
 
 @mutant("SSL-ERR-005", "SSL-ERR-004", profile="section-source-local")
 def unsafe_path_echoed():
+    """Echoes the rejected path in the error."""
     original = paths.normalize_request_path
 
     def normalize(raw):
@@ -170,6 +175,7 @@ def sibling_prefix_accepted():
 
 @mutant("SSL-TOOL-003", "SSL-IN-003", profile="section-source-local")
 def extra_input_accepted():
+    """The input schema allows extra properties."""
     schema = dict(server.INPUT_SCHEMA, additionalProperties=True)
     server.INPUT_SCHEMA = schema
     server._INPUT = server.Draft202012Validator(schema)
@@ -177,6 +183,7 @@ def extra_input_accepted():
 
 @mutant("SSL-PERF-001", "SSL-PERF-002", profile="section-source-local")
 def vault_scan():
+    """Reads every note of the vault on each call."""
     original = paths.read_note
 
     def read(vault_real, relative):
@@ -189,6 +196,7 @@ def vault_scan():
 
 @mutant("SSL-DI-002", profile="section-source-local")
 def cache_file_written():
+    """Writes a cache file under `XDG_CACHE_HOME`."""
     original = tools.get_section_source
 
     def cached(vault, raw):
@@ -202,6 +210,7 @@ def cache_file_written():
 
 @mutant("SSL-DI-001", profile="section-source-local")
 def sidecar_in_vault():
+    """Writes an index file into the vault."""
     original = tools.get_section_source
 
     def sidecar(vault, raw):
@@ -213,6 +222,7 @@ def sidecar_in_vault():
 
 @mutant("SSL-DI-003", profile="section-source-local")
 def stale_cache():
+    """Memoizes results, so edits never show."""
     original = tools.get_section_source
     memo = {}
 
@@ -226,12 +236,14 @@ def stale_cache():
 
 @mutant("SSL-STR-001", "SSL-STR-002", profile="section-source-local")
 def caps_ignored():
+    """Lifts the input and section caps."""
     builder.MAX_SECTIONS = 10**9
     builder.MAX_INPUT_CHARS = 10**9
 
 
 @mutant("SSL-STR-003", "SSL-OUT-005", profile="section-source-local")
 def unstable_ids():
+    """Salts ids with random digits on each call."""
     def salt(vault, raw, out):
         tag = f"{random.randrange(10**6):06d}"
         for section in out["sections"]:
@@ -243,6 +255,7 @@ def unstable_ids():
 
 @mutant("SSL-RES-001", profile="section-source-local")
 def resource_registered():
+    """Serves section sources as an MCP resource."""
     original = server.build_server
 
     def build(vault):
@@ -280,6 +293,7 @@ def error_reveals_more():
 
 @mutant("SSL-BLK-001", profile="section-source-local")
 def blocked_tool():
+    """Lists a `get_section_body` tool."""
     def body(vault, raw):
         text = paths.read_note(vault, paths.normalize_request_path(raw))
         return {"path": raw, "body": text}
@@ -297,17 +311,20 @@ def _serve_http_with(**app_options):
 
 @mutant("MCP-HTTP-004", profile="section-source-local", transport="http")
 def http_origin_unchecked():
+    """Serves HTTP without Origin and Host validation."""
     from mcp.server.transport_security import TransportSecuritySettings
     _serve_http_with(transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False))
 
 
 @mutant("MCP-HTTP-005", profile="section-source-local", transport="http")
 def http_binds_all_interfaces():
+    """Serves HTTP on 0.0.0.0."""
     _serve_http_with(bind="0.0.0.0")
 
 
 @mutant("MCP-STDIO-001", profile="section-source-local")
 def stdout_log():
+    """Writes a log line to stdout before serving."""
     os.write(1, b"reference server starting\n")
 
 

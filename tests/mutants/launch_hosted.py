@@ -42,16 +42,19 @@ def _wrap_tool(name, wrapper):
 
 @mutant("SSH-UP-004", profile="section-source-hosted")
 def hosted_gateway_header_missing():
+    """Never sends X-Gateway-Auth, even when configured."""
     _patch_headers(lambda headers: headers.pop("X-Gateway-Auth", None))
 
 
 @mutant("SSH-UP-002", profile="section-source-hosted")
 def hosted_wrong_vault_header():
+    """Sends a constant X-Vault-Id instead of the session's vault."""
     _patch_headers(lambda headers: headers.update({"X-Vault-Id": "default"}))
 
 
 @mutant("SSH-UP-003", "SSH-ERR-004", profile="section-source-hosted")
 def hosted_actor_user_id():
+    """Sends the actor user id as X-User-Id despite a canister user id."""
     upstream.effective_user_id = lambda session: session.user_id
 
 
@@ -74,6 +77,7 @@ def hosted_fetch_before_validation():
 
 @mutant("SSH-ERR-003", profile="section-source-hosted")
 def hosted_raw_upstream_body():
+    """Puts the upstream response body into the error."""
     def check(reply):
         if reply.status != 200:
             raise upstream.ToolFailure("upstream_status",
@@ -97,6 +101,7 @@ def hosted_unknown_role_gets_editor():
 
 @mutant("SSH-LOG-001", profile="section-source-hosted")
 def hosted_token_logged():
+    """Writes the bearer token into each log line."""
     original = tools.run
 
     async def run(name, call, arguments):
@@ -140,6 +145,7 @@ def hosted_cross_session_state():
 
 @mutant("SSH-UP-001", "SSH-UP-006", profile="section-source-hosted")
 def hosted_list_scan():
+    """Lists the vault (`GET /api/v1/notes`) before each read."""
     original = upstream.read_note
 
     async def read(session, settings, path):
@@ -150,16 +156,19 @@ def hosted_list_scan():
 
 @mutant("MCP-HTTP-004", profile="section-source-hosted")
 def hosted_foreign_origin():
+    """Serves requests with a foreign Origin."""
     server.transport_security = lambda host: TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
 
 @mutant("SSH-ACL-003", "SSH-ACL-004", profile="section-source-hosted", phases=("1K",))
 def hosted_tool_in_1k():
+    """Registers get_section_source for the four roles in phase 1K."""
     acl.ROLE_TOOLS["1K"] = {role: frozenset({"get_section_source"}) for role in acl.ROLES}
 
 
 @mutant("SSH-OUT-003", profile="section-source-hosted")
 def hosted_canister_path_used():
+    """Returns the canister payload's path as the output path."""
     original = tools.derive
 
     def derive(path, payload):
@@ -170,12 +179,14 @@ def hosted_canister_path_used():
 
 @mutant("SSH-AUTH-002", profile="section-source-hosted")
 def hosted_signature_unchecked():
+    """Accepts tokens without checking their signature."""
     auth.decode_claims = lambda token, secret: jwt.decode(
         token, options={"verify_signature": False, "verify_exp": True, "require": ["exp"]})
 
 
 @mutant("SSH-AUTH-002", profile="section-source-hosted")
 def hosted_expired_accepted():
+    """Accepts expired tokens."""
     auth.decode_claims = lambda token, secret: jwt.decode(
         token, secret, algorithms=auth.ALGORITHMS, options={"verify_exp": False})
 

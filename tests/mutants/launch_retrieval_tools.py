@@ -34,12 +34,14 @@ def _wrap_tool(name, transform):
 
 @mutant("RT-SRCH-001", profile="retrieval-tools")
 def rt_wrong_ordering():
+    """Sorts search hits by case-folded path."""
     original = walk.walk_files
     walk.walk_files = lambda root: sorted(original(root), key=lambda item: item[0].lower())  # case-folded
 
 
 @mutant("RT-SRCH-005", "RT-SRCH-001", profile="retrieval-tools")
 def rt_nondeterministic_order():
+    """Shuffles search hits on every call."""
     def shuffle(roots, args, result, truncated):
         random.shuffle(result["matches"])
         return result, truncated
@@ -48,6 +50,7 @@ def rt_nondeterministic_order():
 
 @mutant("RT-SRCH-003", profile="retrieval-tools")
 def rt_limit_not_applied():
+    """Returns every hit whatever the limit."""
     def unlimited(roots, args, result, truncated):
         if truncated:
             args = dict(args, limit=tools.MAX_LIMIT)
@@ -58,6 +61,7 @@ def rt_limit_not_applied():
 
 @mutant("RT-VIS-001", profile="retrieval-tools")
 def rt_hidden_listed():
+    """List_dir shows dotfiles and dot-directories."""
     original = walk.list_entries
 
     def with_hidden(root, relative_dir, dir_real):
@@ -73,11 +77,13 @@ def rt_hidden_listed():
 
 @mutant("RT-VIS-002", profile="retrieval-tools")
 def rt_gitignore_ignored():
+    """Ignores every .gitignore."""
     walk.IgnoreRules.ignored = lambda self, relative, is_dir: False
 
 
 @mutant("RT-PATH-001", "RT-PATH-002", "RT-PATH-004", profile="retrieval-tools")
 def rt_traversal_accepted():
+    """Collapses `..` and skips the containment check."""
     def normalize(raw, repo, *, allow_root=False):
         text = raw.strip().replace("\\", "/").lstrip("/")
         return posixpath.normpath(text) if text else ""
@@ -111,6 +117,7 @@ def rt_cross_root_escape():
 
 @mutant("RT-SNIP-002", profile="retrieval-tools")
 def rt_snippet_not_clamped():
+    """Reports the requested end line past the end of the file."""
     def unclamped(roots, args, result, truncated):
         result["end_line"] = args["end_line"]
         return result, False
@@ -119,6 +126,7 @@ def rt_snippet_not_clamped():
 
 @mutant("RT-LOG-001", profile="retrieval-tools")
 def rt_content_in_logs():
+    """Logs the first returned line or preview."""
     original = server.log_line
 
     def verbose(name, outcome):
@@ -130,6 +138,7 @@ def rt_content_in_logs():
 
 @mutant("RT-CFG-001", "RT-CFG-002", profile="retrieval-tools")
 def rt_starts_with_missing_root():
+    """Starts with a missing or invalid root."""
     config.root_problem = lambda path: None
     original = config.load_roots
 
@@ -143,6 +152,7 @@ def rt_starts_with_missing_root():
 
 @mutant("RT-OUT-002", profile="retrieval-tools")
 def rt_absolute_path_in_error():
+    """Puts the docs root's absolute path in error details."""
     from reference.retrieval_tools import errors
     original = errors.ToolError.body
 
@@ -155,6 +165,7 @@ def rt_absolute_path_in_error():
 
 @mutant("RT-RO-001", profile="retrieval-tools")
 def rt_index_written():
+    """Writes a search index file into the docs root."""
     def index(roots, args, result, truncated):
         (roots.docs / ".rt-search-index").write_text(args["query"])
         return result, truncated
@@ -163,6 +174,7 @@ def rt_index_written():
 
 @mutant("RT-CFG-004", profile="retrieval-tools")
 def rt_startup_lists_root():
+    """Lists the roots' contents in the start-up error."""
     original = config.load_roots
 
     def listing(args, environ=None):
