@@ -15,10 +15,16 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent
-USAGE = """usage: retrieval-contract [--profile ID] [--server-cmd CMD] [--strict] [--expectations FILE]
-                          [--report DIR] [--req IDS] [--case IDS] [any pytest option, e.g. -n 2, -m security]
+USAGE = """usage: retrieval-contract [--profile ID] [--server-cmd CMD] [--declare FILE] [--strict]
+                          [--expectations FILE] [--report DIR] [--req IDS] [--case IDS]
+                          [any pytest option, e.g. -n 2, -m security]
+       retrieval-contract declare --profile ID --server-cmd CMD [--out FILE]
+       retrieval-contract all [--report DIR] [any option, e.g. -n 2 --strict]
 Runs the conformance suite (pytest --pyargs contract_tests) with these options, isolated from the
-caller's pytest configuration. --strict makes advisories (the profile's own reading) fail the run."""
+caller's pytest configuration. --strict makes advisories (the profile's own reading) fail the run.
+`declare` proposes a declaration of the choices the seed leaves open, from the server's behaviour.
+`all` runs every profile, in each of its transports and phases (read from specs/), against the
+bundled reference servers; --report DIR gets one folder per run."""
 # Short names of the console script mapped to the plugin's prefixed options.
 ALIASES = {"--strict": "--rc-strict"}
 
@@ -40,6 +46,11 @@ def suite_args(args: list[str]) -> list[str]:
 
 def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["declare"]:
+        from .declare import main as declare
+        return declare(args[1:])
+    if args[:1] == ["all"]:
+        return run_matrix(args[1:])
     if args[:1] in (["-h"], ["--help"]):
         print(USAGE)
         return 0
@@ -47,6 +58,46 @@ def main(argv: list[str] | None = None) -> int:
     # asyncio, ...) must not change the run. Workers inherit the environment.
     os.environ["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     return int(pytest.main(suite_args(args)))
+
+
+def matrix() -> list[tuple[str, str, str | None]]:
+    """(profile, transport, phase) of every run the specs define for the bundled references."""
+    from . import contracts
+    runs = []
+    for profile_id in contracts.available_profiles():
+        profile = contracts.load_profile(profile_id)
+        for transport in profile.transports:
+            if transport not in profile.data["reference"]:
+                continue
+            for phase in profile.phases or [None]:
+                runs.append((profile_id, transport, phase))
+    return runs
+
+
+def run_matrix(args: list[str]) -> int:
+    """Each run in its own process (the plugin keeps per-run state), one report folder each."""
+    import subprocess
+    import time
+
+    report = None
+    if "--report" in args:
+        i = args.index("--report")
+        report, args = args[i + 1], args[:i] + args[i + 2:]
+    results = []
+    for profile_id, transport, phase in matrix():
+        name = "-".join(x for x in (profile_id, transport, phase) if x)
+        run = ["--profile", profile_id, "--transport", transport] + (["--phase", phase] if phase else [])
+        if report:
+            run += ["--report", str(Path(report) / name)]
+        print(f"retrieval-contract all: {name}", flush=True)
+        started = time.monotonic()
+        code = subprocess.call([sys.executable, "-m", "contract_tests.cli", *run, *args])
+        results.append((name, code, time.monotonic() - started))
+    print("\nretrieval-contract all:")
+    for name, code, seconds in results:
+        print(f"  {'pass' if code == 0 else f'FAIL (exit {code})':<14} {name:<40} {seconds:6.1f} s")
+    failed = [code for _name, code, _s in results if code != 0]
+    return max(failed) if failed else 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,66 @@
+"""Implementation declarations: `retrieval-contract declare` proposes one from a server's
+behaviour; with a declaration the suite holds the server to it; a bad one is a usage error."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import yaml
+
+from contract_tests import contracts
+from tests.conftest import mutant_command
+
+
+def _declare(tmp_path, profile: str, server_cmd: str) -> dict:
+    out = tmp_path / "declaration.yaml"
+    proc = subprocess.run([sys.executable, "-m", "contract_tests.cli", "declare", "--profile", profile,
+                           "--server-cmd", server_cmd, "--out", str(out)], capture_output=True, text=True,
+                          timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    return yaml.safe_load(out.read_text())
+
+
+def test_the_proposal_for_the_reference_is_its_shipped_declaration(tmp_path):
+    profile = contracts.load_profile("retrieval-tools")
+    proposed = _declare(tmp_path, "retrieval-tools", profile.reference_command("stdio"))
+    shipped = yaml.safe_load(open(profile.reference_declaration()))
+    for key in ("error_codes", "error_channel", "choices"):
+        assert proposed[key] == shipped[key], key
+
+
+def test_a_proposed_declaration_holds_the_variant_to_its_choices(tmp_path, suite_run):
+    """The variant with other names, codes and shapes, declared: the suite passes and checks the
+    declared values (RT-ERR-001 against the declared codes)."""
+    proposed = _declare(tmp_path, "retrieval-tools", mutant_command("rt_variant_open_choices"))
+    assert proposed["error_channel"] == "jsonrpc" and proposed["parameters"]["get_snippet"]["start_line"] == "start"
+    path = tmp_path / "declared.yaml"
+    path.write_text(yaml.safe_dump(proposed))
+    run = suite_run("--profile", "retrieval-tools", "--server-cmd", mutant_command("rt_variant_open_choices"),
+                    "--declare", str(path), "--req", "RT-ERR-001,RT-ERR-004,RT-ENV-002,RT-OPEN-001,RT-TOOL-003",
+                    "-n", "2")
+    assert run.code == 0, run.output[-3000:]
+    wrong = dict(proposed, error_codes=dict(proposed["error_codes"], missing_file="FILE_NOT_FOUND"))
+    path.write_text(yaml.safe_dump(wrong))
+    run = suite_run("--profile", "retrieval-tools", "--server-cmd", mutant_command("rt_variant_open_choices"),
+                    "--declare", str(path), "--req", "RT-ERR-001")
+    assert run.code == pytest.ExitCode.TESTS_FAILED
+    assert "declared FILE_NOT_FOUND" in run.output
+
+
+@pytest.mark.parametrize("body,message", [
+    ("profile: retrieval-tools\nerror_channel: carrier-pigeon\n", "not a valid declaration"),
+    ("profile: section-source-local\nerror_codes: {x: Y}\n", "leaves no choice named 'error_codes'"),
+    ("profile: retrieval-tools\nerror_codes: {no_such_class: X}\n", "not a failure class"),
+    ("profile: section-source-hosted\nextra_tools: []\n", "declares profile"),
+    ("profile: retrieval-tools\nchoices: {open_hidden: allow, color: blue}\n", "not a choice"),
+])
+def test_a_bad_declaration_is_a_usage_error(suite_run, tmp_path, body, message):
+    path = tmp_path / "bad.yaml"
+    path.write_text(body)
+    profile = "section-source-local" if "section-source-local" in body else "retrieval-tools"
+    run = suite_run("--profile", profile, "--declare", str(path), "--req",
+                    "RT-ERR-001" if profile == "retrieval-tools" else "SSL-OUT-001")
+    assert run.code == pytest.ExitCode.USAGE_ERROR, run.output[-2000:]
+    assert message in run.output
