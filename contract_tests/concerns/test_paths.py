@@ -157,7 +157,7 @@ def test_path_attacks_fail(case, profile, attack_fixture, attack_server, names):
     """Every attack of the corpus and of the fixture's layout, on every path tool and root."""
     req = case
     attacker = Attacker(profile, attack_fixture, attack_server, names)
-    with Findings() as findings:
+    with Findings() as findings, attack_fixture.watching():
         for root, tool in attacker.targets():
             for entry in _entries(profile, attack_fixture, root, req):
                 case_id = attacker.case_id(entry["id"], root, tool)

@@ -97,7 +97,7 @@ def test_a_full_run_leaves_the_fixture_unchanged(case, servers, contract_fixture
         srv = servers.start(fixture)
         srv.initialize()
         try:
-            run(srv, sweep_calls(profile, fixture, names) + failing_calls(profile, fixture, names, limit=250))
+            run(srv, sweep_calls(profile, fixture, names) + failing_calls(profile, fixture, names))
         finally:
             srv.close(timeout=5)
         changes = fixture.changes(before)

@@ -70,6 +70,11 @@ class ContractFixture:
         raise NotImplementedError
         yield  # pragma: no cover
 
+    @contextlib.contextmanager
+    def watching(self) -> Iterator["ContractFixture"]:
+        """Keep one observer for many `reading()` blocks (a sweep of hundreds of calls)."""
+        yield self
+
     def snapshot(self) -> Any:
         """Opaque state of everything a read-only server must leave unchanged."""
         raise NotImplementedError
@@ -115,6 +120,7 @@ class DiskFixture(ContractFixture):
     """A fixture of files under `root`; reads are seen through inotify."""
 
     root: Path
+    _watcher: Any = None
 
     @contextlib.contextmanager
     def reading(self) -> Iterator[Reads]:
@@ -122,10 +128,27 @@ class DiskFixture(ContractFixture):
         if not reads.seen:
             yield reads
             return
-        with fsevents.OpenWatcher(self.root) as watcher:
+        if self._watcher is not None:  # inside watching(): one inotify instance for the sweep
+            self._watcher.drain()
             yield reads
-            opened = watcher.opened()
+            opened = self._watcher.opened()
+        else:
+            with fsevents.OpenWatcher(self.root) as watcher:
+                yield reads
+                opened = watcher.opened()
         reads.locations = sorted(p.relative_to(self.root).as_posix() for p in opened)
+
+    @contextlib.contextmanager
+    def watching(self) -> Iterator["DiskFixture"]:
+        if not fsevents.available() or self._watcher is not None:
+            yield self
+            return
+        with fsevents.OpenWatcher(self.root) as watcher:
+            self._watcher = watcher
+            try:
+                yield self
+            finally:
+                self._watcher = None
 
     def snapshot(self) -> Any:
         return snapshot(self.root)

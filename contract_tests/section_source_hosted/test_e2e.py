@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import anyio
 import pytest
 
@@ -11,6 +13,8 @@ from contract_tests.harness import canaries
 from contract_tests.section_source_hosted.common import (ROLES, TOOL, UNKNOWN_ROLES, acl, capture,
                                                          explicit_cells, failed, open_session, profiles_mark,
                                                          tool_names)
+
+from contract_tests.verdicts import Finding, Findings, describe_call
 
 pytestmark = [profiles_mark, pytest.mark.e2e]
 ALL_ROLES = [*ROLES, *UNKNOWN_ROLES[:1]]
@@ -47,14 +51,17 @@ def test_the_official_client_with_a_bearer_token_gets_one_body_free_response(ser
 
 @pytest.mark.req("SSH-E2E-002")
 def test_no_flow_returns_bodies_snippets_frontmatter_or_uris(server, client, servers, contract_fixture, profile):
-    """get_section_source on every fixture note, for every role, in both protocol eras; every
-    result and error scanned (the adjacent tools' output is not this seed's to govern)."""
+    """get_section_source on every fixture note, for every role (the roles' sessions side by
+    side), in both protocol eras; every result and error scanned (the adjacent tools' output is
+    not this seed's to govern)."""
     fx = contract_fixture
     validator = profile.output_validator(TOOL)
-    for role in ALL_ROLES:
-        conn = open_session(servers, server, fx, fx.token(role), req="SSH-E2E-002", may_refuse=role not in ROLES)
-        if conn is None:
-            continue  # an unknown role's session was refused
+    conns = [(role, open_session(servers, server, fx, fx.token(role), req="SSH-E2E-002",
+                                 may_refuse=role not in ROLES)) for role in ALL_ROLES]
+    conns = [(role, conn) for role, conn in conns if conn is not None]  # unknown roles may be refused
+
+    def flow(role, conn) -> list[Finding]:
+        findings = Findings()
         mark = conn.transcript.mark()
         try:
             modern = "result" in conn.request("server/discover", {"_meta": MODERN_META})
@@ -62,16 +69,24 @@ def test_no_flow_returns_bodies_snippets_frontmatter_or_uris(server, client, ser
                 response = conn.call_tool(TOOL, {"path": path})
                 if not failed(response):
                     errors = schema_errors(validator, tool_output(response, "SSH-E2E-002"))
-                    check(not errors, "SSH-E2E-002", f"role {role}, {TOOL}({path}): {errors[:2]}")
+                    findings.check(not errors, "SSH-E2E-002", f"role {role}: {errors[:2]}",
+                                   request=describe_call(TOOL, {"path": path}))
                 if modern:
                     conn.request("tools/call", {"name": TOOL, "arguments": {"path": path}, "_meta": MODERN_META})
         finally:
             conn.close()
         stdout = conn.transcript.since(mark)[0]
         leaks = canaries.scan_lines(stdout, fx.canaries, "stdout", ("body", "code", "frontmatter", "upstream"))
-        check(not leaks, "SSH-E2E-002", f"role {role}: a flow returned private content: {leaks[0] if leaks else ''}")
+        findings.check(not leaks, "SSH-E2E-002", f"role {role}: a flow returned private content: "
+                       f"{leaks[0] if leaks else ''}")
         uris = [line for line in stdout if "://" in line and '"uri"' in line]
-        check(not uris, "SSH-E2E-002", f"role {role}: a flow returned a resource URI")
+        findings.check(not uris, "SSH-E2E-002", f"role {role}: a flow returned a resource URI")
+        return findings.items
+
+    with ThreadPoolExecutor(max_workers=len(conns) or 1) as pool:
+        found = [f for items in pool.map(lambda rc: flow(*rc), conns) for f in items]
+    with Findings() as findings:
+        findings.items.extend(found)
 
 
 def _denials(what: str, req: str):
