@@ -168,6 +168,8 @@ _OUTPUT_CALLS = {"search.matches": ("search", {"query": "needle-common", "repo":
 def _outputs(profile, server, names) -> dict[str, str]:
     out = {}
     for name, pointers in profile.data.get("outputs", {}).items():
+        if name not in _OUTPUT_CALLS:
+            continue  # a single value (e.g. get_snippet.end): found where present, never proposed
         tool, arguments = _OUTPUT_CALLS[name]
         response = server.call_tool(tool, names.args(tool, arguments))
         if not called_ok(response):

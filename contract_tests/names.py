@@ -66,6 +66,18 @@ def find_list(profile: contracts.Profile, name: str, output: Any) -> list[Any] |
     return None
 
 
+def find_value(profile: contracts.Profile, name: str, output: Any) -> Any:
+    """A single value the profile reads (e.g. get_snippet.end), at the declared pointer or the
+    first of the profile's pointers present; None when the server reports none."""
+    declared = contracts.DECLARATION.get("outputs", {}).get(name)
+    for pointer in [declared] if declared is not None else profile.data.get("outputs", {}).get(name, []):
+        try:
+            return json_pointer(output, pointer)
+        except KeyError:
+            continue
+    return None
+
+
 _NUMBER_KEYS = ("line", "number", "line_number", "lineNumber", "n", "no", "index")
 _TEXT_KEYS = ("text", "content", "line", "value", "source")
 

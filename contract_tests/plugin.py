@@ -15,10 +15,10 @@ import pytest
 from . import contracts, declarations, preflight as preflight_mod
 from .expectations import Expectations, ExpectationsError
 from .harness import canaries
+from .harness.adapter import KINDS
 from .harness.fixtures import build_for
 from .harness.sdk import SdkClient
 from .harness.stdio import Connection
-from .harness.vault import Fixture
 from .names import ParameterNames
 from .report import ReportCollector
 from .servers import ServerFactory
@@ -201,17 +201,11 @@ def _check_server_url(config: pytest.Config, profile: contracts.Profile, url: st
         raise pytest.UsageError("--server-url: the transport is http")
     if not url.startswith(("http://", "https://")):
         raise pytest.UsageError(f"--server-url: not an http(s) URL: {url!r}")
-    if profile.fixture_kind == "canister":
-        if not os.environ.get("RC_JWT_SECRET"):
-            raise pytest.UsageError("--server-url: set RC_JWT_SECRET to the secret the running server verifies tokens with")
-        if not config.getoption("--canister-port"):
-            raise pytest.UsageError("--server-url: give --canister-port, the loopback port of the canister URL "
-                                    "the running server was configured with")
-        if getattr(config.option, "numprocesses", None) not in (None, 0):
-            raise pytest.UsageError("--server-url: run without -n (one canister double on --canister-port)")
-    else:
-        raise pytest.UsageError(f"--server-url: profile {profile.id} reads local files the suite creates; "
-                                "use --server-cmd")
+    problem = KINDS[profile.fixture_kind].running_server_problem(
+        {"canister_port": config.getoption("--canister-port"),
+         "workers": getattr(config.option, "numprocesses", None)}, os.environ)
+    if problem:
+        raise pytest.UsageError(f"--server-url: {problem}")
 
 
 def _runs_suite(config: pytest.Config) -> bool:
@@ -413,8 +407,7 @@ def profile(suite: SuiteState) -> contracts.Profile:
 
 @pytest.fixture(scope="session")
 def contract_fixture(tmp_path_factory: pytest.TempPathFactory, profile: contracts.Profile, suite: SuiteState):
-    """The profile's synthetic data (a vault, docs and code roots, or a canister double), built
-    once per worker."""
+    """The profile's synthetic data (its fixture kind's), built once per worker."""
     fixture = build_for(profile, tmp_path_factory.mktemp("rc"), _fixture_settings(suite))
     yield fixture
     close = getattr(fixture, "close", None)
@@ -423,20 +416,11 @@ def contract_fixture(tmp_path_factory: pytest.TempPathFactory, profile: contract
 
 
 def _fixture_settings(suite: SuiteState) -> dict[str, Any]:
+    """What a fixture built for an already running server must match (its ports, secrets)."""
     if not suite.server_url:
         return {}
-    return {"port": suite.canister_port, "jwt_secret": os.environ.get("RC_JWT_SECRET"),
-            "gateway_secret": os.environ.get("RC_GATEWAY_SECRET", "")}
-
-
-@pytest.fixture(scope="session")
-def fixture_vault(contract_fixture) -> Fixture:
-    return contract_fixture
-
-
-@pytest.fixture(scope="session")
-def fixture_roots(contract_fixture):
-    return contract_fixture
+    return KINDS[suite.profile.fixture_kind].running_server_settings({"canister_port": suite.canister_port},
+                                                                     os.environ)
 
 
 @pytest.fixture(scope="session")

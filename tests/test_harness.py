@@ -110,3 +110,25 @@ def test_an_http_answer_without_a_json_rpc_body_fails_the_request_at_once():
             conn.close()
     finally:
         httpd.shutdown()
+
+
+def test_every_fixture_kind_of_the_spec_schema_is_registered_and_no_other():
+    from contract_tests import contracts
+    from contract_tests.harness import fixtures  # noqa: F401 - registers the kinds
+    from contract_tests.harness.adapter import KINDS
+    assert set(KINDS) == set(contracts.schema("spec.schema.json")["properties"]["fixture"]["enum"])
+
+
+def test_escaped_text_never_prints_two_different_strings_alike():
+    from contract_tests.verdicts import esc
+    variants = ["inbox/example.md", "inbox/example.md\u0085", "inbox/example.md\u00a0", "inbox/exam\u0301ple.md",
+                "inbox/example.md\ufeff", "inbox/example.md\u200b", "inbox\\example.md"]
+    assert len({esc(v) for v in variants}) == len(variants)
+    assert esc("plain/path.md") == "plain/path.md"
+
+
+def test_a_difference_shows_both_sides_where_they_differ():
+    from contract_tests.verdicts import difference
+    a, b = "x" * 200 + "abc", "x" * 200 + "abd"
+    text = difference(a, b)
+    assert "character 202" in text and "abc" in text and "abd" in text

@@ -17,7 +17,7 @@ from contract_tests.section_source_hosted.common import encoded_component_ok, ex
     (["--profile", "section-source-hosted", "--phase", "1Z"], {}, "has phases 1K, 1L, not 1Z"),
     (["--profile", "section-source-local", "--phase", "1K"], {}, "defines no phases"),
     (["--profile", "section-source-local", "--server-url", "http://127.0.0.1:9/mcp"], {},
-     "reads local files the suite creates"),
+     "local files the suite creates"),
     (["--profile", "retrieval-tools", "--server-url", "http://127.0.0.1:9/mcp"], {}, "stdio only"),
     (["--profile", "section-source-hosted", "--server-url", "http://127.0.0.1:9/mcp", "--canister-port", "9"], {},
      "set RC_JWT_SECRET"),

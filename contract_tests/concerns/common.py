@@ -30,11 +30,12 @@ def item_values(item: str) -> dict[str, str]:
 def sweep_calls(profile: Profile, fixture: Any, names: Any, items: list[str] | None = None
                 ) -> list[tuple[str, dict[str, Any]]]:
     """Every sweep call of the profile on every fixture item (tool, server-named arguments)."""
-    out = []
+    calls = profile.concerns.get("sweep", [])
+    out = [(c["tool"], names.args(c["tool"], c["arguments"])) for c in calls if c.get("once")]
     for item in fixture.items() if items is None else items:
-        for call in profile.concerns.get("sweep", []):
-            args = render(call["arguments"], item_values(item))
-            out.append((call["tool"], names.args(call["tool"], args)))
+        for call in calls:
+            if not call.get("once"):
+                out.append((call["tool"], names.args(call["tool"], render(call["arguments"], item_values(item)))))
     return out
 
 

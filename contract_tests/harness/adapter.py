@@ -98,6 +98,16 @@ class ContractFixture:
         root, and through each symlink."""
         return []
 
+    @classmethod
+    def running_server_problem(cls, options: dict[str, Any], environ: Any) -> str | None:
+        """Why --server-url cannot be used with this kind (None: it can)."""
+        return f"the {cls.kind} fixture is made of local files the suite creates; use --server-cmd"
+
+    @classmethod
+    def running_server_settings(cls, options: dict[str, Any], environ: Any) -> dict[str, Any]:
+        """Build settings that make the fixture match an already running server."""
+        return {}
+
     def allowed_ports(self) -> tuple[int, ...]:
         """Loopback ports the server may connect to (an upstream double the fixture runs)."""
         return ()

@@ -98,6 +98,21 @@ class CanisterFixture(ContractFixture):
         return build_canister(base, profile.vectors(), profile.limits, **settings)
 
     # -- ContractFixture ----------------------------------------------------------------
+    @classmethod
+    def running_server_problem(cls, options: dict[str, Any], environ: Any) -> str | None:
+        if not environ.get("RC_JWT_SECRET"):
+            return "set RC_JWT_SECRET to the secret the running server verifies tokens with"
+        if not options.get("canister_port"):
+            return "give --canister-port, the loopback port of the canister URL the running server was configured with"
+        if options.get("workers") not in (None, 0):
+            return "run without -n (one canister double on --canister-port)"
+        return None
+
+    @classmethod
+    def running_server_settings(cls, options: dict[str, Any], environ: Any) -> dict[str, Any]:
+        return {"port": options["canister_port"], "jwt_secret": environ.get("RC_JWT_SECRET"),
+                "gateway_secret": environ.get("RC_GATEWAY_SECRET", "")}
+
     def items(self) -> list[str]:
         return list(self.notes)
 

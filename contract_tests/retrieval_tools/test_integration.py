@@ -14,6 +14,7 @@ from contract_tests.checks import called_ok, error_code, json_pointer, structure
 from contract_tests.harness.roots import NEEDLE_BINARY, NEEDLE_COMMON, NEEDLE_HIDDEN, NEEDLE_MANY, REPOS
 from contract_tests.retrieval_tools.common import (Calls, Findings, choice, names_the_root, profiles_mark,
                                                     start_with_roots)
+from contract_tests.names import find_value
 from contract_tests.verdicts import esc
 
 pytestmark = [profiles_mark, pytest.mark.integration]
@@ -235,11 +236,16 @@ def test_get_snippet_returns_exactly_the_range(calls, start, end):
 
 @pytest.mark.req("RT-SNIP-002")
 def test_get_snippet_clamps_to_the_end_of_the_file(calls):
-    got = calls.lines("get_snippet", {"repo": "docs", "path": "lines.md", "start_line": 28, "end_line": 500},
-                      "RT-SNIP-002")
+    """The lines stop at the last line; where the server reports the snippet's end line (the
+    seed's "start/end line numbers"), it is the clamped one."""
+    args = {"repo": "docs", "path": "lines.md", "start_line": 28, "end_line": 500}
+    got = calls.lines("get_snippet", args, "RT-SNIP-002")
+    end = find_value(calls.profile, "get_snippet.end", calls.ok("get_snippet", args, "RT-SNIP-002"))
     with Findings() as findings:
         findings.check([n for n, _t in got] == [28, 29, 30], "RT-SNIP-002", f"lines {[n for n, _t in got]}, "
                        "expected 28-30")
+        findings.check(end is None or end == 30, "RT-SNIP-002", f"the snippet reports end line {esc(end)}, not the "
+                       "clamped 30")
 
 
 @pytest.mark.req("RT-SNIP-003")

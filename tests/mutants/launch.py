@@ -99,7 +99,7 @@ def unsafe_path_echoed():
     tools.normalize_request_path = normalize
 
 
-@mutant("SSL-IN-005", "SSL-IN-007", profile="section-source-local")
+@mutant("SSL-IN-005", profile="section-source-local")
 def traversal_resolved():
     """Collapse `..` instead of rejecting it (the containment check still runs)."""
     def normalize(raw):
@@ -173,9 +173,9 @@ def sibling_prefix_accepted():
     paths.resolve_note = resolve
 
 
-@mutant("SSL-TOOL-003", "SSL-IN-003", profile="section-source-local")
+@mutant("SSL-TOOL-004", "SSL-IN-003", profile="section-source-local")
 def extra_input_accepted():
-    """The input schema allows extra properties."""
+    """The input schema allows extra properties, and calls with them are served."""
     schema = dict(server.INPUT_SCHEMA, additionalProperties=True)
     server.INPUT_SCHEMA = schema
     server._INPUT = server.Draft202012Validator(schema)
