@@ -9,7 +9,6 @@ import base64
 import json
 import threading
 import time
-from pathlib import Path
 from urllib.parse import quote
 
 import httpx

@@ -8,6 +8,7 @@ import mcp_types as types
 import pytest
 
 from contract_tests.checks import check, fail, short, tool_output
+from contract_tests.concerns.common import strip_volatile
 from contract_tests.contracts import spec
 from contract_tests.verdicts import Findings
 
@@ -221,17 +222,6 @@ def test_the_server_exits_cleanly_when_stdin_closes(fresh):
           f"exit status {code} after stdin closed ({time.monotonic() - started:.1f} s; None = killed after 5 s)")
 
 
-def _without(value, dotted: list[str]):
-    for path in dotted:
-        node = value
-        *parents, last = path.split(".")
-        for key in parents:
-            node = node.get(key, {}) if isinstance(node, dict) else {}
-        if isinstance(node, dict):
-            node.pop(last, None)
-    return value
-
-
 @pytest.mark.e2e
 @pytest.mark.req("MCP-MODERN-003")
 def test_the_stateless_era_gives_the_same_tools_and_output(servers, contract_fixture, client, profile, names):
@@ -254,5 +244,5 @@ def test_the_stateless_era_gives_the_same_tools_and_output(servers, contract_fix
         srv.close(timeout=3)
     classic_out = tool_output(client.call_tool(sample["tool"], sample["arguments"]), "MCP-MODERN-003")
     volatile = sample.get("volatile", [])
-    check(_without(modern_out, volatile) == _without(classic_out, volatile), "MCP-MODERN-003",
+    check(strip_volatile(modern_out, volatile) == strip_volatile(classic_out, volatile), "MCP-MODERN-003",
           "tool output differs between protocol eras")

@@ -12,13 +12,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from contract_tests import contracts
-from contract_tests.checks import (error_code, error_texts, not_a_failure, json_pointer, structured_error, texts)
+from contract_tests.checks import not_a_failure, structured_error, texts
 from contract_tests.contracts import policy
+from contract_tests.concerns.common import render
 from contract_tests.harness import canaries, oracles
 from contract_tests.harness.corpus import attack_path, no_echo_probes
 from contract_tests.harness.stdio import NoResponse, ServerGone
@@ -52,18 +52,6 @@ def cases_test_path_attacks_fail(profile):
     return [([req] + ([rejected] if rejected and rejected != req else []), req, req) for req in reqs]
 
 
-def _render(template: Any, values: dict[str, str]) -> Any:
-    if isinstance(template, str):
-        for key, value in values.items():
-            template = template.replace("{" + key + "}", value)
-        return template
-    if isinstance(template, dict):
-        return {k: _render(v, values) for k, v in template.items()}
-    if isinstance(template, list):
-        return [_render(v, values) for v in template]
-    return template
-
-
 class Attacker:
     """Sends one path to every path-taking tool on one root and judges the outcome."""
 
@@ -88,12 +76,10 @@ class Attacker:
         if oracle == "trim" and isinstance(path, str):
             return oracles.trimmed(entry, path, self.items, before_read=before,
                                    declared=contracts.DECLARATION.get("trim_paths"))
-        if oracle == "generated":
-            return oracles.Outcome("may-succeed")
         return oracles.corpus(entry, path, before_read=before)
 
     def send(self, root: str, tool: dict[str, Any], path: Any) -> tuple[dict[str, Any], Any, str]:
-        arguments = _render(tool.get("arguments", {}), {"root": root})
+        arguments = render(tool.get("arguments", {}), {"root": root})
         arguments[tool["argument"]] = path
         arguments = self.names.args(tool["tool"], arguments)
         request = describe_call(tool["tool"], arguments)
@@ -221,7 +207,6 @@ def test_generated_paths_never_escape_and_never_crash(case, profile, attack_fixt
     req = case
     attacker = Attacker(profile, attack_fixture, attack_server, names)
     root, tool = attacker.targets()[0]
-    generated = {"id": "generated", "category": "generated", "expect": "error"}
     hosted = attacker.spec.get("oracle") == "hosted"
 
     @FUZZ

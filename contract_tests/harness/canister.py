@@ -27,7 +27,7 @@ import jwt
 
 from . import tokens, vault
 from .adapter import ContractFixture, Reads, register
-from .upstream import NOTES_PREFIX, UpstreamDouble, note_payload, read_path
+from .upstream import UpstreamDouble, note_payload, read_path
 
 ROLES = ("viewer", "editor", "evaluator", "admin")
 _UNSET: Any = object()

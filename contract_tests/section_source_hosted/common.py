@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import re
 from typing import Any
-from urllib.parse import unquote
 
 import pytest
 

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import threading
-import time
 
 import pytest
 
 from contract_tests.checks import check
-from contract_tests.harness.system import inet_sockets, needs_proc, own_ports, process_tree
 from contract_tests.section_source_hosted.common import ROLES, TOOL, capture, profiles_mark, read_path
 
 pytestmark = [profiles_mark, pytest.mark.performance]

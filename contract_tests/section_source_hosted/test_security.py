@@ -6,18 +6,16 @@ import re
 
 import httpx
 import pytest
-from hypothesis import HealthCheck, example, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, settings
 
-from contract_tests.checks import check, envelope, error_texts, fail, keys_of, schema_errors, short, tool_output
+from contract_tests.checks import check, error_texts, keys_of, schema_errors, short, tool_output
 from contract_tests.harness import canaries
 from contract_tests.harness.corpus import attack_path, no_echo_probes
-from contract_tests.harness.stdio import CLIENT_INFO, NoResponse, ServerGone
-from contract_tests.harness.vault import PROMPT_INJECTION_HEADINGS
+from contract_tests.harness.stdio import CLIENT_INFO
 from contract_tests.section_source.common import attacks, blocked_tools, forbidden
 from contract_tests.section_source_hosted.common import (
-    INVALID_PATH, ROLES, TOOL, UNKNOWN_ROLES, blocked, capture, error_message, failed, no_probe_in, one_read,
-    open_session, profiles_mark, read_path, refused, seed_normalize, tool_names)
+    ROLES, TOOL, UNKNOWN_ROLES, blocked, capture, error_message, failed, no_probe_in, one_read,
+    open_session, profiles_mark, refused, seed_normalize, tool_names)
 
 pytestmark = [profiles_mark, pytest.mark.security]
 
