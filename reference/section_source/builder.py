@@ -33,34 +33,27 @@ import bisect
 import re
 import unicodedata
 
-from markdown_it import MarkdownIt
 from ruamel.yaml import YAML
 from ruamel.yaml.constructor import SafeConstructor
+
+from .markdown_parser import InputTooComplex, parse_blocks, parse_inline
 
 SCHEMA_ID = "knowtation.section_source/v0"
 MAX_INPUT_CHARS = 1_000_000
 MAX_SECTIONS = 500
 
-# markdown-it silently stops parsing past its nesting limit; raising instead keeps every
-# answer exact or an error. Each level costs about 2 (block) or 3 (inline) Python
-# frames, so both limits together stay well inside the default recursion limit.
-_MAX_BLOCK_NESTING = 64
-_MAX_INLINE_NESTING = 128
+__all__ = ["MAX_INPUT_CHARS", "MAX_SECTIONS", "SCHEMA_ID", "InputTooComplex", "InputTooLarge",
+           "build_section_source", "note_title", "slug", "split_frontmatter"]
 
 
 class InputTooLarge(ValueError):
     """The note body is over MAX_INPUT_CHARS UTF-16 code units."""
 
 
-class InputTooComplex(ValueError):
-    """The note nests deeper than this builder parses exactly."""
-
-
 _TOO_LARGE = (
     f"Note outline input exceeds {MAX_INPUT_CHARS} characters; "
     "refusing to parse unbounded Markdown."
 )
-_TOO_COMPLEX = "Note outline input nests too deeply to parse."
 
 # JavaScript's whitespace set (\s, trim): unlike Python's, it includes U+FEFF and
 # excludes U+001C-U+001F and U+0085.
@@ -136,40 +129,8 @@ def _utf16_length(text: str) -> int:
     return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
-def _guard_nesting(parser, method_name: str, limit: int) -> None:
-    original = getattr(parser, method_name)
-
-    def guarded(state, *args):
-        if state.level >= limit:
-            raise InputTooComplex(_TOO_COMPLEX)
-        return original(state, *args)
-
-    setattr(parser, method_name, guarded)
-
-
-def _make_parser() -> MarkdownIt:
-    md = MarkdownIt("commonmark", {"maxNesting": _MAX_INLINE_NESTING + 1})
-    # Inline content is parsed on demand (_inline_tokens): only headings always need
-    # it, and that halves the time for a large note.
-    md.disable(["inline", "text_join"])
-    # micromark keeps every link destination and autolink text as written; markdown-it
-    # would turn `javascript:` links into text and percent-decode autolink text.
-    md.validateLink = lambda url: True
-    md.normalizeLink = lambda url: url
-    md.normalizeLinkText = lambda url: url
-    _guard_nesting(md.block, "tokenize", _MAX_BLOCK_NESTING)
-    _guard_nesting(md.inline, "tokenize", _MAX_INLINE_NESTING)
-    _guard_nesting(md.inline, "skipToken", _MAX_INLINE_NESTING)
-    return md
-
-
-_PARSER = _make_parser()
-
-
 def _inline_tokens(token, env: dict) -> list:
-    children: list = []
-    _PARSER.inline.parse(token.content, _PARSER, env, children)
-    return children
+    return parse_inline(token.content, env)
 
 
 _LEAF_TYPES = ("text", "text_special", "code_inline", "html_inline")
@@ -262,8 +223,7 @@ def _scan(body: str) -> tuple[list, list[int]]:
     only for body_available windows, so their text is not built."""
     # micromark drops one leading byte order mark before parsing.
     source = body[1:] if body.startswith("\ufeff") else body
-    env: dict = {}
-    tokens = _PARSER.parse(source, env)
+    tokens, env = parse_blocks(source)
     headings, substantive_starts = [], []
     block_start, block_substantive = None, False
     for index, token in enumerate(tokens):
@@ -309,10 +269,7 @@ def build_section_source(path: str, text: str) -> dict:
     frontmatter, body = split_frontmatter(text)
     if _utf16_length(body) > MAX_INPUT_CHARS:
         raise InputTooLarge(_TOO_LARGE)
-    try:
-        headings, substantive_starts = _scan(body)
-    except RecursionError:
-        raise InputTooComplex(_TOO_COMPLEX) from None
+    headings, substantive_starts = _scan(body)
     available = _body_available(headings, substantive_starts)
     path_slug = slug(path) or "note"
 
