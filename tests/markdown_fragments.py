@@ -5,6 +5,8 @@ Two families, both deterministic:
   `-`, indented underlines) holding every inline piece (emphasis, links, images, raw HTML,
   entities, odd whitespace, astral characters), inside every container (none, quotes, bullet
   and ordered lists, nested mixes, lazy lines), with LF or CRLF;
+- line combinations: every sequence of three lines from a set of list, code, definition,
+  quote and setext lines (where micromark's "interrupt" rules live);
 - random notes: frontmatter variants, then blocks drawn from a vocabulary of the parser
   corners (definitions, indented code, empty list items, HTML blocks, fences, breaks),
   wrapped in random containers.
@@ -12,6 +14,7 @@ Two families, both deterministic:
 
 from __future__ import annotations
 
+import itertools
 import random
 
 INLINE = [
@@ -56,6 +59,9 @@ FRONTMATTER = [
     "---\ntitle: ok\n--- \n", "---\ntitle: \"q\"\nother: [1, 2]\n---\n", "\ufeff",
 ]
 
+COMBO_LINES = ["- a", "-", "", "  b", "  # h", "1. x", "2.", "  -", "---", "b", "===", "    c", "> -",
+               "[r]: /u"]
+
 PATHS = ["gen/note.md", "gen/Caf\u00e9 Note.markdown", "gen/readme.txt", "gen/\u65e5\u672c/\u30e1\u30e2",
          "gen/UPPER.MD", "gen/__.md"]
 
@@ -79,6 +85,10 @@ def grid() -> list[tuple[str, str]]:
     return notes
 
 
+def line_combinations() -> list[tuple[str, str]]:
+    return [("gen/combo.md", "\n".join(lines)) for lines in itertools.product(COMBO_LINES, repeat=3)]
+
+
 def random_notes(count: int, seed: int = 9) -> list[tuple[str, str]]:
     rng = random.Random(seed)
     notes = []
@@ -98,4 +108,4 @@ def random_notes(count: int, seed: int = 9) -> list[tuple[str, str]]:
 
 
 def all_notes(random_count: int = 2000) -> list[tuple[str, str]]:
-    return grid() + random_notes(random_count)
+    return grid() + line_combinations() + random_notes(random_count)

@@ -25,6 +25,9 @@ from markdown_it.rules_block.state_block import StateBlock
 from .micromark_inline import _rebound, strict_whitespace, wrap_rule
 
 _DEFINITIONS = "_rc_definition_ends"  # env key: line after definitions -> token count then
+_RULE_LINES = "_rc_rule_lines"  # env key: (line, marker) -> (start, end of markers and spaces)
+_OPENED = "_rc_opened_on_line"  # env key: (line, token count, first container opened on it)
+_CONTAINER_CLOSE = ("blockquote_close", "bullet_list_close", "ordered_list_close", "list_item_close")
 _CONTAINER_OPEN = ("blockquote_open", "bullet_list_open", "ordered_list_open", "list_item_open")
 
 
@@ -37,10 +40,18 @@ def _flow_open_at(state: StateBlock, line: int) -> bool:
     """micromark's `interrupt` for a container starting on `line`: whether the flow of the
     container that continues on this line was left open by the line before."""
     tokens = state.tokens
+    # Containers opened earlier on this line, remembered per line: a deep nest of them
+    # would otherwise be walked once per level.
+    memo_line, memo_count, memo_first = state.env.get(_OPENED, (-1, 0, 0))
+    known = memo_line == line and memo_count <= len(tokens)
+    stop = memo_count if known else 0
     first_new = len(tokens)
-    while (first_new and tokens[first_new - 1].type in _CONTAINER_OPEN
+    while (first_new > stop and tokens[first_new - 1].type in _CONTAINER_OPEN
            and tokens[first_new - 1].map and tokens[first_new - 1].map[0] == line):
         first_new -= 1
+    if known and first_new == stop:
+        first_new = memo_first
+    state.env[_OPENED] = (line, len(tokens), first_new)
     if first_new < len(tokens) and tokens[first_new].type == "list_item_open":
         return False  # a sibling item: micromark closed the flow to continue the list
     if state.env.get(_DEFINITIONS, {}).get(line) == first_new:
@@ -50,7 +61,14 @@ def _flow_open_at(state: StateBlock, line: int) -> bool:
         return False
     if previous.type == "paragraph_close":
         return tokens[first_new - 3].map[1] == line
-    return previous.type == "code_block"
+    if previous.type != "code_block":
+        return False
+    # Not when the code starts on the line right after a container ended: micromark
+    # then runs it in a new flow, which has no look-ahead pending.
+    before = tokens[first_new - 2] if first_new >= 2 else None
+    code_start = previous.map[0]
+    return not (before is not None and before.type in _CONTAINER_CLOSE
+                and code_start > 0 and not state.isEmpty(code_start - 1))
 
 
 def _guard_list(original):
@@ -136,8 +154,33 @@ def _strict_html_block(html_block):
     return _rebound(html_block, HTML_SEQUENCES=sequences)
 
 
+def _quick_hr(original):
+    """markdown-it's thematic-break rule scans the rest of the line each time it is asked;
+    on a line of deeply nested list markers (`- - - … x`) that is once per level. Remember,
+    per line, where the markers and spaces end."""
+
+    def hr(state: StateBlock, startLine: int, endLine: int, silent: bool) -> bool:  # noqa: N803
+        start = state.bMarks[startLine] + state.tShift[startLine]
+        end = state.eMarks[startLine]
+        if start < end and state.src[start] in "*-_":
+            memo = state.env.setdefault(_RULE_LINES, {})
+            key = (startLine, state.src[start])
+            known = memo.get(key)
+            if known is None or not known[0] <= start <= known[1]:
+                stop = start
+                while stop < end and state.src[stop] in (state.src[start], " ", "\t"):
+                    stop += 1
+                known = memo[key] = (start, stop)
+            if known[1] < end:
+                return False
+        return original(state, startLine, endLine, silent)
+
+    return hr
+
+
 def install(md: MarkdownIt) -> None:
     ruler = md.block.ruler
+    wrap_rule(ruler, "hr", _quick_hr)
     wrap_rule(ruler, "reference", _record_definitions)
     wrap_rule(ruler, "code", _guard_code)
     wrap_rule(ruler, "list", lambda fn: _guard_list(_rebound(fn, markTightParagraphs=lambda *_: None)))

@@ -43,7 +43,29 @@ def _classify(char: str) -> int:
     return _PUNCTUATION if unicodedata.category(char)[0] in "PS" else _OTHER
 
 
+class _ShiftedCache:
+    """A view of the enclosing inline state's skip cache, for an image label parsed on its
+    own: positions are shifted by where the label starts in the enclosing text."""
+
+    __slots__ = ("root", "base")
+
+    def __init__(self, root: dict, base: int) -> None:
+        self.root, self.base = root, base
+
+    def __contains__(self, pos: int) -> bool:
+        return pos + self.base in self.root
+
+    def __getitem__(self, pos: int) -> int:
+        return self.root[pos + self.base] - self.base
+
+    def __setitem__(self, pos: int, value: int) -> None:
+        self.root[pos + self.base] = value + self.base
+
+
 class MicromarkStateInline(StateInline):
+    rc_base = 0  # where src starts in the outermost inline text of this parse
+    rc_labels: dict  # link-label memo, in outermost positions
+
     def scanDelims(self, start: int, canSplitWord: bool) -> Scanned:  # noqa: N802 - markdown-it's name
         marker = self.src[start]
         end = start
@@ -65,12 +87,12 @@ class MicromarkStateInline(StateInline):
 class _Run:
     """One delimiter run: consumed from the left as a closer, from the right as an opener."""
 
-    __slots__ = ("marker", "indices", "lo", "hi", "open", "close", "live")
+    __slots__ = ("marker", "indices", "lo", "hi", "open", "close")
 
     def __init__(self, marker: int, first: int, delimiter: Delimiter) -> None:
         self.marker, self.indices = marker, [first]
         self.lo, self.hi = 0, 0
-        self.open, self.close, self.live = delimiter.open, delimiter.close, True
+        self.open, self.close = delimiter.open, delimiter.close
 
     @property
     def size(self) -> int:
@@ -94,27 +116,46 @@ def _runs(delimiters: list[Delimiter]) -> list[_Run]:
 
 def _pair_emphasis(delimiters: list[Delimiter]) -> None:
     """micromark's attention resolver over markdown-it's delimiter list: every matched
-    opener delimiter gets `end` = its closer's index, for markdown-it's emphasis rule."""
+    opener delimiter gets `end` = its closer's index, for markdown-it's emphasis rule.
+
+    Each closer takes the nearest earlier opener of its marker that the rule of 3 (on the
+    remaining sizes) allows; the runs between them are dropped. Whether an opener is allowed
+    depends only on its `close` flag and remaining size modulo 3, so the open runs wait on
+    one stack per (marker, close flag, size % 3): the nearest allowed opener is the highest
+    of a few stack tops, and dropping the runs between pops stack tops. Linear time, where
+    micromark's own backward scan is quadratic."""
     runs = _runs(delimiters)
+    stacks: dict[tuple[int, bool, int], list[int]] = {}
+
+    def push(index: int) -> None:
+        run = runs[index]
+        stacks.setdefault((run.marker, run.close, run.size % 3), []).append(index)
+
     for closer_index, closer in enumerate(runs):
-        while closer.close and closer.live and closer.size > 0:
-            opener_index = closer_index - 1
-            while opener_index >= 0:
-                opener = runs[opener_index]
-                if (opener.live and opener.open and opener.size > 0 and opener.marker == closer.marker
-                        and not ((opener.close or closer.open) and closer.size % 3
-                                 and (opener.size + closer.size) % 3 == 0)):
-                    break
-                opener_index -= 1
-            if opener_index < 0:
+        while closer.close and closer.size > 0:
+            best = -1
+            for (marker, opener_close, remainder), stack in stacks.items():
+                if marker != closer.marker or not stack or stack[-1] <= best:
+                    continue
+                if ((opener_close or closer.open) and closer.size % 3
+                        and (remainder + closer.size) % 3 == 0):
+                    continue
+                best = stack[-1]
+            if best < 0:
                 break
+            opener = runs[best]
+            for stack in stacks.values():  # drop the runs between, and lift the opener
+                while stack and stack[-1] >= best:
+                    stack.pop()
             use = 2 if opener.size > 1 and closer.size > 1 else 1
             for step in range(use):
                 delimiters[opener.indices[opener.hi - step]].end = closer.indices[closer.lo + step]
             opener.hi -= use
             closer.lo += use
-            for inner in runs[opener_index + 1:closer_index]:
-                inner.live = False
+            if opener.size > 0:
+                push(best)
+        if closer.open and closer.size > 0:
+            push(closer_index)
 
 
 def pair_delimiters(state: StateInline) -> None:
@@ -131,10 +172,11 @@ def pair_delimiters(state: StateInline) -> None:
 def parse_link_label(state: StateInline, start: int, disableNested: bool = False) -> int:  # noqa: N803
     """markdown-it's parseLinkLabel, memoized: a plain `[` met inside a label whose own
     label is known is skipped in one step (its scan would see the same tokens)."""
-    memo = state.__dict__.setdefault("_rc_labels", {})
-    key = (start, state.posMax, disableNested)
+    memo, base = state.rc_labels, state.rc_base
+    key = (start + base, state.posMax + base, disableNested)
     if key in memo:
-        return memo[key]
+        found = memo[key]
+        return found - base if found >= 0 else -1
     old_pos, src, skip = state.pos, state.src, state.md.inline.skipToken
     state.pos, level, end = start + 1, 1, -1
     while state.pos < state.posMax:
@@ -152,14 +194,14 @@ def parse_link_label(state: StateInline, start: int, disableNested: bool = False
             if disableNested:
                 break
             continue
-        inner = memo.get((before, state.posMax, disableNested))
+        inner = memo.get((before + base, state.posMax + base, disableNested))
         if inner is not None:
             if inner < 0:
                 break
-            state.pos = inner  # the inner label's `]`, handled by the next turn
+            state.pos = inner - base  # the inner label's `]`, handled by the next turn
         level += 1
     state.pos = old_pos
-    memo[key] = end
+    memo[key] = end + base if end >= 0 else -1
     return end
 
 
@@ -176,10 +218,20 @@ def _warm_label_cache(state: StateInline) -> None:
     state.pos = 0
 
 
+_OUTER = "_rc_image_label"  # env key: (skip cache, label memo, start) of an image label
+
+
 def parse_inline(self, src: str, md: MarkdownIt, env: dict, tokens: list) -> list:
-    """Replaces ParserInline.parse: the same steps on a MicromarkStateInline."""
+    """Replaces ParserInline.parse: the same steps on a MicromarkStateInline. An image's
+    label reuses the enclosing text's caches (else nested images cost quadratic time)."""
     state = MicromarkStateInline(src, md, env, tokens)
-    _warm_label_cache(state)
+    outer = env.pop(_OUTER, None)
+    if outer is None:
+        state.rc_labels = {}
+        _warm_label_cache(state)
+    else:
+        root, state.rc_labels, state.rc_base = outer
+        state.cache = _ShiftedCache(root, state.rc_base)
     self.tokenize(state)
     for rule in self.ruler2.getRules(""):
         rule(state)
@@ -207,8 +259,15 @@ def micromark_link_rule(original, bang: bool):
         after = label_end + 1
         if after < state.posMax and src[after] == "[" and parse_link_label(state, after) < 0:
             return False  # `[a][` then no label: micromark makes no link of `[a]`
-        if original(state, silent):
-            return True
+        if bang and not silent:
+            cache = state.cache
+            root = cache.root if isinstance(cache, _ShiftedCache) else cache
+            state.env[_OUTER] = (root, state.rc_labels, state.rc_base + start + 1)
+        try:
+            if original(state, silent):
+                return True
+        finally:
+            state.env.pop(_OUTER, None)
         if after < state.posMax and src[after] == "(":
             # The resource failed; micromark falls back to a shortcut reference.
             saved = state.posMax
