@@ -57,6 +57,7 @@ FRONTMATTER = [
     "---\ntitle: 42\n---\n", "---\n- a\n---\n", "---\n\n---\n", "---\ntitle: '  '\n---\n",
     "\ufeff---\ntitle: bom\n---\n", "\n---\ntitle: late\n---\n", "---\ntitle: x\n---",
     "---\ntitle: ok\n--- \n", "---\ntitle: \"q\"\nother: [1, 2]\n---\n", "\ufeff",
+    "---\ntitle: -.5\n---\n", "---\ntitle:\tTabbed\n---\n",
 ]
 
 COMBO_LINES = ["- a", "-", "", "  b", "  # h", "1. x", "2.", "  -", "---", "b", "===", "    c", "> -",
