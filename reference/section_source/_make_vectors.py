@@ -1,17 +1,24 @@
-"""Write specs/vectors/section-source-v0.json from the cases below.
+"""Write specs/vectors/section-source-v0.json: the cases below, with the expected outputs
+the upstream parser stack gives (remark-parse 11 on micromark 4, js-yaml 4, through node;
+see upstream_js.py), not this project's builder.
 
-The JSON file is the source of truth, not this script: each expected output there was
-checked by hand against /work/shared/section-source-algorithm.md. After a change here or in
-the builder, rerun (`python -m reference.section_source._make_vectors`) and review the
-diff line by line before committing it; a vector that snapshots a bug is worse than none.
+    python -m reference.section_source._make_vectors           # rewrite the file
+    python -m reference.section_source._make_vectors --check   # exit 1 if it is stale
+
+Needs node and npm on PATH (the npm packages install themselves on first use). Review the
+diff of the JSON file before committing it; tests/test_builder.py then checks that the
+builder matches every vector.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import sys
 from pathlib import Path
 
-from .builder import SCHEMA_ID, build_section_source
+from . import upstream_js
+from .builder import SCHEMA_ID
 
 OUT = Path(__file__).resolve().parents[2] / "specs" / "vectors" / "section-source-v0.json"
 
@@ -223,28 +230,78 @@ CASES: list[tuple[str, str, list[str], str | None, str, list[str]]] = [
      ["caps", "truncation", "ordinal"], None, _cap_note(501), []),
     ("window-past-the-cap", "A heading past the cap still ends the windows of the sections before it.",
      ["caps", "truncation", "body-available"], None, _past_cap_note(), []),
+    # --- Note names ---------------------------------------------------------------------
+    ("note-name-txt", "A note whose name ends in .txt is read like any file and titled from its whole name.",
+     ["file-name", "title", "section-id"], "golden/files/readme.txt", "# Read me\n\nText.\n", []),
+    ("note-name-no-extension", "A note without an extension is titled from its name; a path without ASCII letters gives the note prefix.",
+     ["file-name", "title", "section-id", "slug"], "\u65e5\u672c/\u30e1\u30e2", "# \u898b\u51fa\u3057\n\nText.\n", []),
+    # --- Parser corners where micromark is followed ----------------------------------------
+    ("corner-definition-then-dash", "A line after a link reference definition that cannot interrupt a paragraph continues it, so an empty list item line becomes setext text.",
+     ["corner-definition", "setext", "body-available"], None, "[ref]: /u\n-\nContinued\n---\n\nText.\n", []),
+    ("corner-definition-then-indented", "An indented line after a definition is paragraph text, not code, and takes a setext underline.",
+     ["corner-definition", "setext", "code-blocks"], None, "[ref]: /u\n    Indented line\n===\n", []),
+    ("corner-definition-lazy-line", "A lazy line after a definition in a block quote continues it inside the quote.",
+     ["corner-definition", "containers", "body-available"], None, "# Top\n\n> [ref]: /u\nlazy text\n---\n", []),
+    ("corner-code-then-empty-item", "After indented code, an empty list item cannot start a list, even across blank lines: the line is paragraph text.",
+     ["corner-list", "code-blocks", "setext"], None, "    code\n-\nparagraph\n===\n\n    more code\n\n2. # not a list\n", []),
+    ("corner-quote-interrupting-paragraph", "A list that cannot interrupt a paragraph cannot start at the beginning of a block quote that does.",
+     ["corner-list", "containers", "setext"], None, "para\n> 2. item\n> ===\n\npara\n- -\n  ===\n", []),
+    ("corner-list-after-empty-item", "An empty item followed by a blank line ends its list; the indented heading after it is not in the list.",
+     ["corner-list", "containers", "body-available"], None, "- a\n-\n\n  # Outside\n\n- b\n-\n- # Inside\n", []),
+    ("corner-emphasis-flanking", "U+2028, U+2029 and U+FEFF count as whitespace and astral characters as letters for emphasis.",
+     ["corner-emphasis", "inline", "whitespace"], None,
+     "# a*\u2028b*\n# *a\u2029*b\n# **a**\ufeffb\n# a*\U0001F600*b\n# \U0001F600_a_\U0001F600\n", []),
+    ("corner-emphasis-rule-of-three", "The rule of 3 uses the remaining sizes of partly consumed delimiter runs.",
+     ["corner-emphasis", "inline"], None, "# *a***a*\n# ***a*a*a\n# **a* a*a\n# a***a*a*\n", []),
+    ("corner-reference-link-fallbacks", "[ref][ followed by no label is no link; [ref]( at the end of the line is a shortcut link.",
+     ["corner-reference-link", "inline"], None,
+     "# [ref][\n# [ref][x y\n# [ref](\n# ![ref](\n# [ref][]\n\n[ref]: /u\n", []),
+    ("corner-html-non-ascii-space", "HTML tags allow only space, tab and line endings as whitespace: a tag with NBSP is text, also at the start of a block.",
+     ["corner-html", "html-blocks", "inline"], None,
+     "# <a\u00a0b>x\n# <span\u3000>y</span>\n\n<div\u00a0x>\n# Counted\n", []),
+    # --- Deep nesting ---------------------------------------------------------------------
+    ("nesting-quotes-1000", "A heading in block quotes nested 1,000 deep is outlined.",
+     ["nesting", "containers"], None, ">" * 1000 + " # Deep quote\n\ntext\n", []),
+    ("nesting-lists-100", "A heading in lists nested 100 deep is outlined.",
+     ["nesting", "containers"], None, "- " * 100 + "# Deep list\n", []),
+    ("nesting-links-200", "200 nested links in a heading give the innermost link's text amid the brackets.",
+     ["nesting", "inline"], None, "# " + "[" * 200 + "x" + "](u)" * 200 + "\n", []),
+
 ]
 
 _RULES_ORDER = ["output", "empty", "title", "frontmatter", "yaml", "bom", "crlf", "atx", "setext",
                 "heading-text", "inline", "whitespace", "nfc", "slug", "heading-id", "ordinal",
                 "section-id", "code-blocks", "html-blocks", "containers", "tree", "heading-path",
-                "children", "body-available", "caps", "truncation", "inert-text"]
+                "children", "body-available", "caps", "truncation", "inert-text", "file-name",
+                "corner-emphasis", "corner-html", "corner-definition", "corner-list",
+                "corner-reference-link", "nesting"]
+
+
+def build_inputs() -> list[dict]:
+    """The vectors without their expected outputs."""
+    inputs = []
+    for vid, description, rules, path, markdown, implementation_defined in CASES:
+        vector = {"id": vid, "description": description, "rules": sorted(rules, key=_RULES_ORDER.index),
+                  "path": path or f"golden/{vid}.md", "markdown": markdown}
+        if implementation_defined:
+            vector["implementation_defined"] = implementation_defined
+        inputs.append(vector)
+    return inputs
 
 
 def build_vectors() -> dict:
+    """Every case with the upstream stack's output as `expected`."""
+    inputs = build_inputs()
     vectors = []
-    for vid, description, rules, path, markdown, implementation_defined in CASES:
-        path = path or f"golden/{vid}.md"
-        vector = {
-            "id": vid,
-            "description": description,
-            "rules": sorted(rules, key=_RULES_ORDER.index),
-            "path": path,
-            "markdown": markdown,
-            "expected": build_section_source(path, markdown),
-        }
-        if implementation_defined:
-            vector["implementation_defined"] = implementation_defined
+    for vector, answer in zip(inputs, upstream_js.run(inputs)):
+        if "error" in answer:
+            raise RuntimeError(f"{vector['id']}: upstream failed: {answer['error']}")
+        if (answer.get("implementation_defined") or []) != vector.get("implementation_defined", []):
+            raise RuntimeError(f"{vector['id']}: implementation_defined does not match upstream's")
+        expected = vector.pop("implementation_defined", None)
+        vector["expected"] = answer["output"]
+        if expected:
+            vector["implementation_defined"] = expected
         vectors.append(vector)
     return {"schema_version": 1, "algorithm": SCHEMA_ID, "vectors": vectors}
 
@@ -280,13 +337,19 @@ def render(document: dict) -> str:
     return "\n".join(out) + "\n"
 
 
-def main() -> None:
-    document = build_vectors()
-    text = render(document)
-    assert json.loads(text) == document
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 if the file differs from upstream's output")
+    args = parser.parse_args(argv)
+    text = render(build_vectors())
+    if args.check:
+        stale = OUT.read_text(encoding="utf-8") != text
+        print(f"{OUT.name}: {'stale' if stale else 'up to date'}")
+        return 1 if stale else 0
     OUT.write_text(text, encoding="utf-8")
-    print(f"wrote {len(document['vectors'])} vectors to {OUT}")
+    print(f"wrote {len(json.loads(text)['vectors'])} vectors to {OUT}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,30 +1,29 @@
 """SectionSource v0 builder: one note's text in, body-free section metadata out.
 
 Pure functions, no I/O. The behaviour is the upstream builder's (remark-parse 11 on
-micromark 4, js-yaml 4) as shared/section-source-algorithm.md describes it. Markdown is
-parsed with markdown-it-py's "commonmark" preset and reshaped to what micromark's syntax
-tree gives; the golden vectors were also checked against micromark itself.
+micromark 4, js-yaml 4) as docs/section-source/ describes it. Markdown is parsed by
+markdown-it-py ("commonmark" preset) with the adjustments of micromark_block.py and
+micromark_inline.py (markdown_parser.py puts them together); the golden vectors come from the
+upstream stack itself (_make_vectors.py, upstream_js.py) and tests/test_builder_differential.py
+compares the two on thousands of generated notes.
 
-Known divergences from micromark, not corrected here and kept out of the golden vectors:
-- the parser corners the algorithm doc lists: emphasis flanking around U+2028/U+2029/
-  U+FEFF and astral characters; the rule of 3 for partly consumed delimiter runs; HTML
-  tags (inline, or opening an HTML block) with whitespace other than space, tab or line
-  ending, such as a trailing NBSP; a line after a link reference definition that cannot
-  interrupt a paragraph; reference-link fallbacks; a lazy line that is a complete HTML
-  tag inside a quote or list;
-- micromark reads a list item that cannot interrupt a paragraph (an empty first line, or
-  an ordered start other than 1) as paragraph text right after an indented code block
-  (also across blank lines) and at the start of a block quote that interrupts a
-  paragraph; markdown-it, like the spec and commonmark.js, starts the list;
-- markdown-it ends nested block quotes at a lazy line indented four or more spaces whose
-  text would start a block (`>> a` then `    # b`); micromark continues the paragraph;
-- ruamel.yaml, unlike js-yaml, accepts a duplicate key in a mapping that has a merge key
-  (`<<`) and rejects a repeated `<<`; plain scalars at the edge of the number syntax
-  (`-.5`, `.5e3`, `1_000`) resolve to a number on one side and a string on the other.
-  Only a title of that form is affected.
-Beyond upstream: more than _MAX_BLOCK_NESTING nested containers, or brackets nested more
-than _MAX_INLINE_NESTING deep (also a run of that many unclosed `[`), raise
-InputTooComplex where micromark would go on (and overflow its stack much deeper).
+Known divergences from upstream (each also on the docs page "Known divergences"):
+- A lazy line that is a complete HTML tag, in a block quote or list item: micromark lets it
+  end the container and open an HTML block; here it stays paragraph text. Example:
+  `1. ## oh\n   text\n<custom-tag x=1>` gives `oh` body_available true upstream, false here.
+- YAML: ruamel.yaml and js-yaml disagree on a few plain scalars and layouts, which only
+  change the title: `title: -.5` and `title: 1_000` are numbers here (so the file name is the
+  title) but strings upstream; a tab after `title:` or a line of only a tab makes ruamel
+  reject the frontmatter (title from the file name) where js-yaml reads it; a mapping with a
+  merge key (`<<`) accepts duplicate keys here and rejects a repeated `<<`, and upstream the
+  other way round.
+- A non-string frontmatter title (number, boolean, date, list): upstream prints JavaScript's
+  String() of it, time-zone dependent for dates; here it counts as absent and the file name
+  is the title. The algorithm leaves this implementation-defined.
+- Beyond upstream's reach: more than MAX_DEPTH (100,000) nested containers or links, or more
+  than MAX_IMAGE_DEPTH (10,000) nested images, raise InputTooComplex. Upstream's recursive
+  walks overflow the JavaScript stack thousands of levels earlier, and it needs over two
+  minutes for 8,000 nested images; below those depths this builder answers in seconds.
 """
 
 from __future__ import annotations
@@ -33,34 +32,27 @@ import bisect
 import re
 import unicodedata
 
-from markdown_it import MarkdownIt
 from ruamel.yaml import YAML
 from ruamel.yaml.constructor import SafeConstructor
+
+from .markdown_parser import InputTooComplex, parse_blocks, parse_inline
 
 SCHEMA_ID = "knowtation.section_source/v0"
 MAX_INPUT_CHARS = 1_000_000
 MAX_SECTIONS = 500
 
-# markdown-it silently stops parsing past its nesting limit; raising instead keeps every
-# answer exact or an error. Each level costs about 2 (block) or 3 (inline) Python
-# frames, so both limits together stay well inside the default recursion limit.
-_MAX_BLOCK_NESTING = 64
-_MAX_INLINE_NESTING = 128
+__all__ = ["MAX_INPUT_CHARS", "MAX_SECTIONS", "SCHEMA_ID", "InputTooComplex", "InputTooLarge",
+           "build_section_source", "note_title", "slug", "split_frontmatter"]
 
 
 class InputTooLarge(ValueError):
     """The note body is over MAX_INPUT_CHARS UTF-16 code units."""
 
 
-class InputTooComplex(ValueError):
-    """The note nests deeper than this builder parses exactly."""
-
-
 _TOO_LARGE = (
     f"Note outline input exceeds {MAX_INPUT_CHARS} characters; "
     "refusing to parse unbounded Markdown."
 )
-_TOO_COMPLEX = "Note outline input nests too deeply to parse."
 
 # JavaScript's whitespace set (\s, trim): unlike Python's, it includes U+FEFF and
 # excludes U+001C-U+001F and U+0085.
@@ -136,40 +128,8 @@ def _utf16_length(text: str) -> int:
     return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
-def _guard_nesting(parser, method_name: str, limit: int) -> None:
-    original = getattr(parser, method_name)
-
-    def guarded(state, *args):
-        if state.level >= limit:
-            raise InputTooComplex(_TOO_COMPLEX)
-        return original(state, *args)
-
-    setattr(parser, method_name, guarded)
-
-
-def _make_parser() -> MarkdownIt:
-    md = MarkdownIt("commonmark", {"maxNesting": _MAX_INLINE_NESTING + 1})
-    # Inline content is parsed on demand (_inline_tokens): only headings always need
-    # it, and that halves the time for a large note.
-    md.disable(["inline", "text_join"])
-    # micromark keeps every link destination and autolink text as written; markdown-it
-    # would turn `javascript:` links into text and percent-decode autolink text.
-    md.validateLink = lambda url: True
-    md.normalizeLink = lambda url: url
-    md.normalizeLinkText = lambda url: url
-    _guard_nesting(md.block, "tokenize", _MAX_BLOCK_NESTING)
-    _guard_nesting(md.inline, "tokenize", _MAX_INLINE_NESTING)
-    _guard_nesting(md.inline, "skipToken", _MAX_INLINE_NESTING)
-    return md
-
-
-_PARSER = _make_parser()
-
-
 def _inline_tokens(token, env: dict) -> list:
-    children: list = []
-    _PARSER.inline.parse(token.content, _PARSER, env, children)
-    return children
+    return parse_inline(token.content, env)
 
 
 _LEAF_TYPES = ("text", "text_special", "code_inline", "html_inline")
@@ -262,8 +222,7 @@ def _scan(body: str) -> tuple[list, list[int]]:
     only for body_available windows, so their text is not built."""
     # micromark drops one leading byte order mark before parsing.
     source = body[1:] if body.startswith("\ufeff") else body
-    env: dict = {}
-    tokens = _PARSER.parse(source, env)
+    tokens, env = parse_blocks(source)
     headings, substantive_starts = [], []
     block_start, block_substantive = None, False
     for index, token in enumerate(tokens):
@@ -309,10 +268,7 @@ def build_section_source(path: str, text: str) -> dict:
     frontmatter, body = split_frontmatter(text)
     if _utf16_length(body) > MAX_INPUT_CHARS:
         raise InputTooLarge(_TOO_LARGE)
-    try:
-        headings, substantive_starts = _scan(body)
-    except RecursionError:
-        raise InputTooComplex(_TOO_COMPLEX) from None
+    headings, substantive_starts = _scan(body)
     available = _body_available(headings, substantive_starts)
     path_slug = slug(path) or "note"
 

@@ -13,7 +13,6 @@ from pathlib import Path
 
 MAX_PATH_CHARS = 1024
 MAX_SEGMENT_BYTES = 255
-NOTE_SUFFIXES = (".md", ".markdown")
 _DRIVE = re.compile(r"^[A-Za-z]:")
 # JavaScript's String.prototype.trim set, which upstream uses (Python's strip also takes U+0085
 # and U+001C-001F, which JavaScript keeps).
@@ -57,7 +56,9 @@ def resolve_note(vault_real: Path, relative: str) -> Path:
     real = Path(os.path.realpath(vault_real.joinpath(relative)))
     if real != vault_real and vault_real not in real.parents:
         raise UnsafePath("path is outside the vault")
-    if not real.name.lower().endswith(NOTE_SUFFIXES) or not real.is_file():
+    # Any regular file is a note, whatever its extension (upstream reads `notes/readme.txt`
+    # or `メモ` alike); the name only shapes the title.
+    if not real.is_file():
         raise NoteNotFound("note not found")
     return real
 

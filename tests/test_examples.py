@@ -1,0 +1,38 @@
+"""The MCPServer examples under examples/ pass the suite of their profile."""
+
+from __future__ import annotations
+
+import os
+import shlex
+
+import pytest
+
+from tests.conftest import ROOT
+
+EXAMPLES = ROOT / "examples"
+
+# Requirements an example may skip: checks gated on what it does not offer (the optional
+# adjacent tools) or on the machine (root reads unreadable directories).
+CASES = {
+    "section-source-local": ("{python} %s --vault {vault}", {"SSL-ERR-003", "MCP-CAP-001"}),
+    "retrieval-tools": ("{python} %s", {"MCP-CAP-001"} | ({"RT-CFG-003"} if os.geteuid() == 0 else set())),
+}
+
+
+@pytest.mark.parametrize("profile", sorted(CASES))
+def test_the_mcpserver_example_passes_its_profile(suite_run, profile):
+    command, allowed_skips = CASES[profile]
+    server = shlex.quote(str(EXAMPLES / profile / "server.py"))
+    run = suite_run("--profile", profile, "--server-cmd", command % server, "-n", "2")
+    status = run.status()
+    assert status, run.output[-3000:]
+    failing = {k: v for k, v in status.items() if v not in ("pass", "skip", "n/a")}
+    assert not failing, failing
+    assert {k for k, v in status.items() if v == "skip"} <= allowed_skips
+    assert run.code == 0, run.output[-3000:]
+
+
+def test_every_profile_with_an_example_has_a_readme():
+    for profile in CASES:
+        assert (EXAMPLES / profile / "README.md").is_file()
+    assert "section-source-hosted" in (EXAMPLES / "README.md").read_text(encoding="utf-8")
