@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shlex
 
 import pytest
@@ -15,7 +14,7 @@ EXAMPLES = ROOT / "examples"
 # adjacent tools) or on the machine (root reads unreadable directories).
 CASES = {
     "section-source-local": ("{python} %s --vault {vault}", {"SSL-ERR-003", "MCP-CAP-001"}),
-    "retrieval-tools": ("{python} %s", {"MCP-CAP-001"} | ({"RT-CFG-003"} if os.geteuid() == 0 else set())),
+    "retrieval-tools": ("{python} %s", {"MCP-CAP-001"}),
 }
 
 
@@ -26,7 +25,7 @@ def test_the_mcpserver_example_passes_its_profile(suite_run, profile):
     run = suite_run("--profile", profile, "--server-cmd", command % server, "-n", "2")
     status = run.status()
     assert status, run.output[-3000:]
-    failing = {k: v for k, v in status.items() if v not in ("pass", "skip", "n/a")}
+    failing = {k: v for k, v in status.items() if v not in ("pass", "skip", "n/a", "advisory")}
     assert not failing, failing
     assert {k for k, v in status.items() if v == "skip"} <= allowed_skips
     assert run.code == 0, run.output[-3000:]
