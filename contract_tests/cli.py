@@ -15,16 +15,6 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent
-USAGE = """usage: retrieval-contract [--profile ID] [--server-cmd CMD] [--declare FILE] [--strict]
-                          [--expectations FILE] [--report DIR] [--req IDS] [--case IDS]
-                          [any pytest option, e.g. -n 2, -m security]
-       retrieval-contract declare --profile ID --server-cmd CMD [--out FILE]
-       retrieval-contract all [--report DIR] [any option, e.g. -n 2 --strict]
-Runs the conformance suite (pytest --pyargs contract_tests) with these options, isolated from the
-caller's pytest configuration. --strict makes advisories (the profile's own reading) fail the run.
-`declare` proposes a declaration of the choices the seed leaves open, from the server's behaviour.
-`all` runs every profile, in each of its transports and phases (read from specs/), against the
-bundled reference servers; --report DIR gets one folder per run."""
 # Short names of the console script mapped to the plugin's prefixed options.
 ALIASES = {"--strict": "--rc-strict"}
 
@@ -51,8 +41,17 @@ def main(argv: list[str] | None = None) -> int:
         return declare(args[1:])
     if args[:1] == ["all"]:
         return run_matrix(args[1:])
-    if args[:1] in (["-h"], ["--help"]):
-        print(USAGE)
+    if args[:1] == ["list"]:
+        from .cli_list import main as list_main
+        return list_main(args[1:])
+    if "--version" in args or "-V" in args:
+        from .cli_info import version_text
+        sys.stdout.write(version_text())
+        return 0
+    if "-h" in args or "--help" in args:
+        from .cli_info import help_text
+        profile = args[args.index("--profile") + 1] if "--profile" in args[:-1] else None
+        sys.stdout.write(help_text(profile))
         return 0
     # Only the plugins named above: a plugin the caller happens to have installed (randomly,
     # asyncio, ...) must not change the run. Workers inherit the environment.

@@ -1,0 +1,104 @@
+"""What `retrieval-contract --help`, `--version` and `list` print: the suite's own options (read
+from the plugin, so they cannot drift), the versions, and the requirements with what proves them."""
+
+from __future__ import annotations
+
+import hashlib
+import textwrap
+from importlib import metadata
+from typing import Any
+
+from . import contracts
+
+PYTEST_OPTIONS = ("-n N (parallel workers)", "-m TIER (unit, integration, e2e, stress, data_integrity, performance, "
+                  "security)", "-k EXPR", "-x", "--durations N")
+
+
+class _Group:
+    def __init__(self) -> None:
+        self.options: list[tuple[str, str]] = []
+
+    def addoption(self, *names: str, **kwargs: Any) -> None:
+        metavar = "" if kwargs.get("action") == "store_true" else " " + names[0].lstrip("-").upper().replace("-", "_")
+        self.options.append((", ".join(names) + metavar, kwargs.get("help", "")))
+
+
+class _Parser:
+    def __init__(self) -> None:
+        self.group = _Group()
+
+    def getgroup(self, *args: Any, **kwargs: Any) -> _Group:
+        return self.group
+
+    def addini(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+
+def options() -> list[tuple[str, str]]:
+    from .plugin import pytest_addoption
+    parser = _Parser()
+    pytest_addoption(parser)  # type: ignore[arg-type]
+    return [(("--strict" if name.startswith("--rc-strict") else name), text) for name, text in parser.group.options]
+
+
+def help_text(profile_id: str | None = None) -> str:
+    out = ["usage: retrieval-contract [options] [module::test ...]",
+           "       retrieval-contract declare --profile ID --server-cmd CMD [--out FILE]",
+           "       retrieval-contract all [--report DIR] [options]   every profile, transport and phase of specs/",
+           "       retrieval-contract list [--profile ID] [--tier T] [--basis seed|mcp|profile]",
+           "       retrieval-contract --version", "",
+           "Runs the conformance suite against a server, isolated from the caller's pytest configuration.", "",
+           "options:"]
+    for name, text in options():
+        out.append(f"  {name}")
+        out += textwrap.wrap(text, 92, initial_indent="      ", subsequent_indent="      ")
+    out += ["", "and these pytest options: " + "; ".join(PYTEST_OPTIONS) + "."]
+    if profile_id:
+        out += ["", *profile_help(profile_id)]
+    else:
+        out += ["", "profiles: " + ", ".join(contracts.available_profiles())
+                + " (retrieval-contract --profile ID --help for one)"]
+    return "\n".join(out) + "\n"
+
+
+def profile_help(profile_id: str) -> list[str]:
+    profile = contracts.load_profile(profile_id)
+    data = profile.data
+    out = [f"profile {profile.id}: {data['title']}",
+           f"  transports: {', '.join(profile.transports)}"]
+    if profile.phases:
+        out.append(f"  phases: {', '.join(profile.phases)} (default {profile.default_phase})")
+    out.append("  placeholders in --server-cmd: {python}" + ("  {port} (http)" if "http" in profile.transports else ""))
+    for name, text in data.get("placeholders", {}).items():
+        out.append(f"    {name}  {text}")
+    for name, text in data.get("declarable", {}).items():
+        if name == "choices":
+            for choice, what in text.items():
+                out.append(f"  declarable choice {choice}: {what}")
+        else:
+            out.append(f"  declarable {name}: {text}")
+    out.append(f"  reference: {', '.join(f'{t}: {c}' for t, c in data['reference'].items() if t != 'declaration')}")
+    return out
+
+
+def data_version() -> str:
+    """A digest of the contract data (specs, schemas, policies): changes whenever the contract does."""
+    digest = hashlib.sha256()
+    root = contracts.contracts_root()
+    for folder in ("specs", "schemas", "policies"):
+        for path in sorted((root / folder).rglob("*")):
+            if path.is_file():
+                digest.update(path.relative_to(root).as_posix().encode())
+                digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def version_text() -> str:
+    try:
+        suite = metadata.version("retrieval-contract")
+    except metadata.PackageNotFoundError:
+        suite = "unknown (not installed)"
+    profiles = contracts.available_profiles()
+    count = len(contracts.all_requirement_ids())
+    return (f"retrieval-contract {suite}\ncontract data {data_version()}: {count} requirements, "
+            f"{len(profiles)} profiles ({', '.join(profiles)})\n")

@@ -1,0 +1,43 @@
+"""The console script's own help, version and listing (not pytest's)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "contract_tests.cli", *args], capture_output=True, text=True,
+                          timeout=120)
+
+
+def test_help_lists_every_option_of_the_suite_and_nothing_of_pytests_own():
+    out = _cli("--help")
+    assert out.returncode == 0
+    for option in ("--profile", "--server-cmd", "--transport", "--phase", "--server-url", "--server-path",
+                   "--canister-port", "--declare", "--expectations", "--report", "--req", "--case", "--strict"):
+        assert option in out.stdout, option
+    assert "{port}" in out.stdout and "declare --profile" in out.stdout
+    assert len(out.stdout.splitlines()) < 120 and "--cov" not in out.stdout and "--pdb" not in out.stdout
+
+
+def test_help_for_a_profile_shows_its_placeholders_and_choices():
+    out = _cli("--profile", "retrieval-tools", "--help")
+    assert "{docs_root}" in out.stdout and "declarable choice open_hidden" in out.stdout
+    assert len(out.stdout.splitlines()) < 140
+
+
+def test_version_names_the_suite_and_the_contract_data():
+    out = _cli("--version")
+    assert out.returncode == 0
+    assert out.stdout.startswith("retrieval-contract ") and "contract data " in out.stdout
+    assert "pytest" not in out.stdout
+
+
+def test_list_shows_requirements_with_their_basis_and_what_proves_them():
+    out = _cli("list", "--profile", "retrieval-tools", "--basis", "seed", "--format", "json")
+    rows = json.loads(out.stdout)
+    assert rows and all(r["basis"] == "seed" for r in rows)
+    path = next(r for r in rows if r["id"] == "RT-PATH-002")
+    assert path["tests"] and path["corpus_attacks"] > 100
