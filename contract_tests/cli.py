@@ -41,6 +41,9 @@ def main(argv: list[str] | None = None) -> int:
         return declare(args[1:])
     if args[:1] == ["all"]:
         return run_matrix(args[1:])
+    if args[:1] == ["merge-reports"]:
+        from .merge import main as merge_main
+        return merge_main(args[1:])
     if args[:1] == ["list"]:
         from .cli_list import main as list_main
         return list_main(args[1:])

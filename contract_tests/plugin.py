@@ -44,6 +44,8 @@ class SuiteState:
     applicable: dict[str, list[str]] = field(default_factory=dict)  # nodeid -> ids, before -k/-m/--deselect
     selected: set[str] = field(default_factory=set)
     preflight: preflight_mod.Preflight | None = None
+    shard: str | None = None                      # "i/n"
+    sharded_out: set[str] = field(default_factory=set)  # nodeids another shard runs
 
     @property
     def command(self) -> str:
@@ -113,6 +115,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--rc-strict", action="store_true", default=False,
                     help="advisories (requirements of the profile's own reading, basis: profile) fail the run "
                          "(`retrieval-contract --strict`)")
+    group.addoption("--shard", default=None,
+                    help="i/n: run the i-th of n deterministic parts of the run (by profile, transport, phase, "
+                         "tier and test id); join the parts' results.json with `retrieval-contract merge-reports`")
     group.addoption("--no-preflight", action="store_true", default=False,
                     help="skip starting the server once before the run")
     parser.addini("rc_profile", "default profile for the retrieval-contract suite", default=DEFAULT_PROFILE)
@@ -173,10 +178,15 @@ def pytest_configure(config: pytest.Config) -> None:
     server_cmd = config.getoption("--server-cmd")
     if transport == "http" and server_cmd and "{port}" not in server_cmd:
         raise pytest.UsageError("--transport http: --server-cmd must take the port the suite picks as {port}")
+    shard = config.getoption("--shard")
+    if shard:
+        index, _, count = shard.partition("/")
+        if not (index.isdigit() and count.isdigit() and 1 <= int(index) <= int(count)):
+            raise pytest.UsageError(f"--shard: expected i/n with 1 <= i <= n, got {shard!r}")
     state = SuiteState(
         profile=profile, transport=transport, server_cmd=server_cmd, server_path=config.getoption("--server-path"),
         phase=phase, expectations=expectations, only_reqs=only, server_url=server_url,
-        canister_port=config.getoption("--canister-port"), strict=config.getoption("--rc-strict"))
+        canister_port=config.getoption("--canister-port"), strict=config.getoption("--rc-strict"), shard=shard)
     config.stash[STATE] = state
     SELECTION.only_cases = {x.strip() for x in (config.getoption("--case") or "").split(",") if x.strip()}
     SELECTION.expected_reqs = set(expectations.requirement_entries())
@@ -304,9 +314,32 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if stale:
         raise pytest.UsageError("retrieval-contract: expectations file " + str(state.expectations.source) + ":\n  "
                                 + "\n  ".join(stale))
+    if state.shard:
+        keep = _shard(state, keep)
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+    elif state.shard:
+        items[:] = keep
+
+
+def _shard(state: SuiteState, items: list[pytest.Item]) -> list[pytest.Item]:
+    """This shard's part: a stable hash of (profile, transport, phase, tier, test id) picks
+    the part, so every machine splits the same run the same way."""
+    import zlib
+    index, count = (int(x) for x in state.shard.split("/"))
+    keep = []
+    for item in items:
+        if item.nodeid not in state.cited:
+            keep.append(item)
+            continue
+        tier = state.cited[item.nodeid][1][0]
+        key = f"{state.profile.id}|{state.transport}|{state.phase}|{tier}|{item.nodeid}".encode()
+        if zlib.crc32(key) % count == index - 1:
+            keep.append(item)
+        else:
+            state.sharded_out.add(item.nodeid)
+    return keep
 
 
 def _cited_cases(state: SuiteState, items: list[pytest.Item]) -> dict[str, set[str]]:
@@ -329,7 +362,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     state.selected = {item.nodeid for item in session.items}
     if _is_worker(session.config):
         session.config.workeroutput["rc_collection"] = {
-            "applicable": state.applicable, "selected": sorted(state.selected & set(state.applicable))}
+            "applicable": state.applicable, "selected": sorted(state.selected & set(state.applicable)),
+            "sharded_out": sorted(state.sharded_out)}
 
 
 # --- verdicts ---------------------------------------------------------------------------

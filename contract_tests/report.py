@@ -80,13 +80,15 @@ class ReportCollector:
                 entry["skip"] = _skip_reason(report)
 
     # -- verdicts --------------------------------------------------------------------
-    def _collection(self) -> tuple[dict[str, list[str]], set[str]]:
+    def _collection(self) -> tuple[dict[str, list[str]], set[str], set[str]]:
+        """(applicable test -> ids, selected tests, tests another shard runs)."""
         if self.collection is not None:
-            return self.collection["applicable"], set(self.collection["selected"])
-        return self.state.applicable, self.state.selected & set(self.state.applicable)
+            return (self.collection["applicable"], set(self.collection["selected"]),
+                    set(self.collection.get("sharded_out", [])))
+        return self.state.applicable, self.state.selected & set(self.state.applicable), self.state.sharded_out
 
     def rows(self) -> list[dict[str, Any]]:
-        applicable, selected = self._collection()
+        applicable, selected, sharded = self._collection()
         per_req: dict[str, list[tuple[str, dict[str, Any]]]] = defaultdict(list)
         for test in self.tests.values():
             named: dict[str, str] = {}
@@ -105,28 +107,14 @@ class ReportCollector:
                 per_req[req].append((verdict, test))
         deselected: Counter[str] = Counter()
         for nodeid, ids in applicable.items():
-            if nodeid not in selected:
+            if nodeid not in selected and nodeid not in sharded:
                 deselected.update(ids)
         rows = []
         for req in self.state.profile.requirements.values():
             runs = per_req.get(req.id, [])
             verdicts = Counter(v for v, _t in runs)
-            if not self.state.profile.applies(req.id, self.state.transport, self.state.phase):
-                status = "n/a"
-            elif verdicts["fail"]:
-                status = "fail"
-            elif verdicts["advisory"]:
-                status = "fail" if self.state.strict else "advisory"
-            elif verdicts["xfail"]:
-                status = "xfail"
-            elif deselected[req.id] or verdicts["incomplete"]:
-                status = "partial" if verdicts["pass"] else "not-run"
-            elif verdicts["pass"]:
-                status = "pass"
-            elif verdicts["skip"]:
-                status = "skip"
-            else:
-                status = "not-run"
+            applies = self.state.profile.applies(req.id, self.state.transport, self.state.phase)
+            status = requirement_status(verdicts, deselected[req.id], applies, self.state.strict)
             rows.append({
                 "id": req.id, "spec": req.spec, "basis": req.basis, "strength": req.strength,
                 "tiers": list(req.tiers), "behavior": req.behavior, "source": req.source, "status": status,
@@ -154,8 +142,9 @@ class ReportCollector:
         return [e[:EVIDENCE_CHARS] for e in out]
 
     def expectation_problems(self, rows: list[dict[str, Any]]) -> list[str]:
-        """Unexpected passes of whole requirements, and case entries no test or sweep met."""
-        if not self.state.expectations.source:
+        """Unexpected passes of whole requirements, and case entries no test or sweep met. In
+        a shard these wait for merge-reports: the failing case may be in another shard."""
+        if not self.state.expectations.source or self.state.shard:
             return []
         from .verdicts import SELECTION, case_matches
         status = {r["id"]: r for r in rows}
@@ -230,6 +219,7 @@ class ReportCollector:
             "transport": self.state.transport,
             "target": self.state.target,
             "strict": self.state.strict,
+            "shard": self.state.shard,
             "server_info": preflight.server_info if preflight else None,
             "server_unusable": None if preflight is None or preflight.ok else preflight.as_dict(),
             "expectations": self.state.expectations.source,
@@ -256,6 +246,27 @@ class ReportCollector:
         assert self.directory is not None
         (self.directory / "results.json").write_text(json.dumps(document, indent=2), encoding="utf-8")
         (self.directory / "results.md").write_text(render_markdown(document), encoding="utf-8")
+
+
+def requirement_status(verdicts: Counter, deselected: int, applies: bool, strict: bool) -> str:
+    """One requirement's verdict from its tests' verdicts (pass, fail, advisory, xfail, skip,
+    incomplete) and how many of its tests were deselected. The single place the rule lives:
+    a run's report and a merge of shard reports both use it."""
+    if not applies:
+        return "n/a"
+    if verdicts["fail"]:
+        return "fail"
+    if verdicts["advisory"]:
+        return "fail" if strict else "advisory"
+    if verdicts["xfail"]:
+        return "xfail"
+    if deselected or verdicts["incomplete"]:
+        return "partial" if verdicts["pass"] else "not-run"
+    if verdicts["pass"]:
+        return "pass"
+    if verdicts["skip"]:
+        return "skip"
+    return "not-run"
 
 
 def _render(finding: dict[str, Any]) -> str:

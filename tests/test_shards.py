@@ -1,0 +1,37 @@
+"""Sharded runs merge to the verdicts of one run."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+
+def test_two_shards_merged_give_the_verdicts_of_one_run(tmp_path, suite_run):
+    whole = suite_run("--profile", "retrieval-tools", "-n", "2")
+    assert whole.code == 0, whole.output[-2000:]
+    reports = []
+    for i in (1, 2):
+        part = subprocess.run([sys.executable, "-m", "contract_tests.cli", "-q", "--profile", "retrieval-tools",
+                               "--shard", f"{i}/2", "--report", str(tmp_path / f"shard{i}"), "-n", "2"],
+                              capture_output=True, text=True, timeout=900, cwd=tmp_path)
+        assert part.returncode == 0, part.stdout[-2000:]
+        reports.append(str(tmp_path / f"shard{i}" / "results.json"))
+    shard_counts = [len([t for r in json.load(open(p))["requirements"] for t in r["tests"]]) for p in reports]
+    assert all(shard_counts), shard_counts  # both shards ran something
+    merged = subprocess.run([sys.executable, "-m", "contract_tests.cli", "merge-reports", str(tmp_path / "merged"),
+                             *reports], capture_output=True, text=True, timeout=120)
+    assert merged.returncode == 0, merged.stdout
+    result = json.loads((tmp_path / "merged" / "results.json").read_text())
+    assert {r["id"]: r["status"] for r in result["requirements"]} == whole.status()
+
+
+def test_merging_reports_of_different_runs_is_refused(tmp_path):
+    for name, profile in (("a", "retrieval-tools"), ("b", "section-source-local")):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "results.json").write_text(json.dumps(
+            {"profile": profile, "transport": "stdio", "phase": None, "target": "x", "shard": "1/2",
+             "requirements": []}))
+    out = subprocess.run([sys.executable, "-m", "contract_tests.cli", "merge-reports", str(tmp_path / "m"),
+                          str(tmp_path / "a"), str(tmp_path / "b")], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 2 and "different runs" in out.stdout
