@@ -132,3 +132,11 @@ def test_a_difference_shows_both_sides_where_they_differ():
     a, b = "x" * 200 + "abc", "x" * 200 + "abd"
     text = difference(a, b)
     assert "character 202" in text and "abc" in text and "abd" in text
+
+
+def test_a_relative_script_in_the_command_is_found_from_where_the_suite_runs(tmp_path, monkeypatch):
+    (tmp_path / "dist").mkdir()
+    (tmp_path / "dist" / "server.js").write_text("")
+    monkeypatch.chdir(tmp_path)
+    argv = render_command("node dist/server.js --vault {vault} --name docs", {"vault": "/v"})
+    assert argv == ["node", str(tmp_path / "dist" / "server.js"), "--vault", "/v", "--name", "docs"]

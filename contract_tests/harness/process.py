@@ -12,17 +12,28 @@ from pathlib import Path
 def render_command(template: str, values: Mapping[str, str]) -> list[str]:
     """Split a command template like a POSIX shell, then fill {placeholders} per argument.
 
-    Substituting after splitting keeps paths with spaces in one argument.
+    Substituting after splitting keeps paths with spaces in one argument. A relative path to a
+    file that exists where the suite runs is made absolute, since the server starts in a
+    private working directory (so that files it writes there are seen).
     """
     values = {"python": sys.executable, **values}
     argv = []
     for arg in shlex.split(template):
+        literal = not any("{" + key + "}" in arg for key in values)
         for key, value in values.items():
             arg = arg.replace("{" + key + "}", value)
-        argv.append(arg)
+        argv.append(_anchored(arg) if literal else arg)
     if not argv:
         raise ValueError("empty server command")
     return argv
+
+
+def _anchored(arg: str) -> str:
+    """A relative path to an existing file (e.g. `server.py`, `dist/server.js`) made absolute:
+    servers start in a private directory, but the command is written where the suite runs."""
+    if arg.startswith("-") or os.path.isabs(arg) or not os.path.isfile(arg):
+        return arg
+    return os.path.abspath(arg)
 
 
 def private_environment(home: Path) -> dict[str, str]:
