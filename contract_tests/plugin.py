@@ -45,6 +45,7 @@ class SuiteState:
     selected: set[str] = field(default_factory=set)
     preflight: preflight_mod.Preflight | None = None
     shard: str | None = None                      # "i/n"
+    server_logs: list[dict[str, Any]] = field(default_factory=list)  # redacted, for the HTML report
     sharded_out: set[str] = field(default_factory=set)  # nodeids another shard runs
 
     @property
@@ -82,6 +83,18 @@ class SuiteState:
 
 
 STATE = pytest.StashKey[SuiteState]()
+FIXTURE_TOKENS = pytest.StashKey[dict[str, str]]()
+LOG_LINES = 60
+
+
+def server_log(server: Any, tokens: dict[str, str]) -> dict[str, Any]:
+    """A server's command and its last output lines, every canary token redacted."""
+    def clean(line: str) -> str:
+        return canaries.redact_all(line[:400], tokens)
+    transcript = server.transcript
+    return {"command": clean(" ".join(server.argv)),
+            "stderr": [clean(x) for x in transcript.stderr[-LOG_LINES:]],
+            "stdout": [clean(x) for x in transcript.stdout[-LOG_LINES:]]}
 DECLARED = pytest.StashKey[str | None]()
 
 
@@ -109,6 +122,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="YAML declaration of the choices the seed leaves to the implementation "
                          "(schemas/declaration.schema.json); without it the suite checks consistency only")
     group.addoption("--report", default=None, help="directory for results.json, results.md and junit.xml")
+    group.addoption("--docs-url", default=None,
+                    help="base URL of the published docs site: results.md links each requirement to its page")
+    group.addoption("--baseline", default=None,
+                    help="a results.json of an earlier run: report only the requirements whose verdict changed")
     group.addoption("--req", default=None, help="comma-separated requirement ids: run only tests citing them")
     group.addoption("--case", default=None,
                     help="comma-separated case ids (vector, attack, tool-and-root ids): sweeps try only these")
@@ -440,9 +457,11 @@ def profile(suite: SuiteState) -> contracts.Profile:
 
 
 @pytest.fixture(scope="session")
-def contract_fixture(tmp_path_factory: pytest.TempPathFactory, profile: contracts.Profile, suite: SuiteState):
+def contract_fixture(tmp_path_factory: pytest.TempPathFactory, profile: contracts.Profile, suite: SuiteState,
+                     pytestconfig: pytest.Config):
     """The profile's synthetic data (its fixture kind's), built once per worker."""
     fixture = build_for(profile, tmp_path_factory.mktemp("rc"), _fixture_settings(suite))
+    pytestconfig.stash[FIXTURE_TOKENS] = dict(fixture.canaries)
     yield fixture
     close = getattr(fixture, "close", None)
     if close:
@@ -458,10 +477,15 @@ def _fixture_settings(suite: SuiteState) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="session")
-def servers(suite: SuiteState, tmp_path_factory: pytest.TempPathFactory):
+def servers(suite: SuiteState, tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config):
     factory = ServerFactory(suite, tmp_path_factory.mktemp("homes"))
     yield factory
     factory.close_all()
+    fixture = pytestconfig.stash.get(FIXTURE_TOKENS, {})
+    logs = [server_log(srv, fixture) for srv in factory.started if getattr(srv, "argv", None)]
+    suite.server_logs.extend(logs)
+    if _is_worker(pytestconfig):
+        pytestconfig.workeroutput["rc_server_logs"] = suite.server_logs
 
 
 @pytest.fixture(scope="session")

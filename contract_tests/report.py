@@ -48,12 +48,32 @@ class ReportCollector:
         self.tests: dict[str, dict[str, Any]] = {}
         self.collection: dict[str, Any] | None = None
         self.problems: list[str] = []
+        self.server_logs: list[dict[str, Any]] = []
+        self.baseline = self._load_baseline(config.getoption("--baseline"))
+
+    @staticmethod
+    def _load_baseline(path: str | None) -> dict[str, str] | None:
+        if not path:
+            return None
+        try:
+            doc = json.loads(Path(path).read_text(encoding="utf-8"))
+            return {row["id"]: row["status"] for row in doc["requirements"]}
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            raise pytest.UsageError(f"--baseline {path}: not a results.json of this suite ({exc})") from None
+
+    def changes(self, rows: list[dict[str, Any]]) -> list[dict[str, str]]:
+        """Requirements whose verdict differs from the baseline's (new ones included)."""
+        if self.baseline is None:
+            return []
+        return [{"id": r["id"], "was": self.baseline.get(r["id"], "(new)"), "now": r["status"]}
+                for r in rows if self.baseline.get(r["id"], "(new)") != r["status"]]
 
     # -- collecting ------------------------------------------------------------------
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
         output = getattr(node, "workeroutput", {}) or {}
         if self.collection is None and "rc_collection" in output:
             self.collection = output["rc_collection"]
+        self.server_logs += output.get("rc_server_logs", [])
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         reqs = [value for name, value in report.user_properties if name == "requirement"]
@@ -169,6 +189,14 @@ class ReportCollector:
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int) -> None:
         rows = self.rows()
         write = terminalreporter.write_line
+        if self.baseline is not None:
+            changed = self.changes(rows)
+            terminalreporter.section("retrieval-contract: changes since the baseline", sep="-")
+            for change in changed:
+                write(f"{change['id']}: {change['was']} -> {change['now']}")
+            if not changed:
+                write("no requirement changed its verdict")
+            rows = [r for r in rows if r["id"] in {c["id"] for c in changed}]
         groups = [("fail", "failed requirements"),
                   ("advisory", "advisories: the profile's own reading (basis: profile); they fail the run only "
                                "under --strict")]
@@ -208,6 +236,9 @@ class ReportCollector:
         summary = Counter(r["status"] for r in rows)
         document = self._document(rows, int(session.exitstatus), dict(summary))
         document["expectation_problems"] = self.problems
+        document["server_logs"] = self.server_logs or self.state.server_logs
+        if self.baseline is not None:
+            document["changes_since_baseline"] = self.changes(rows)
         self._write(document)
 
     def _document(self, rows: list[dict[str, Any]], exit_status: int, summary: dict[str, int]) -> dict[str, Any]:
@@ -220,6 +251,7 @@ class ReportCollector:
             "target": self.state.target,
             "strict": self.state.strict,
             "shard": self.state.shard,
+            "docs_url": self.config.getoption("--docs-url"),
             "server_info": preflight.server_info if preflight else None,
             "server_unusable": None if preflight is None or preflight.ok else preflight.as_dict(),
             "expectations": self.state.expectations.source,
@@ -246,6 +278,8 @@ class ReportCollector:
         assert self.directory is not None
         (self.directory / "results.json").write_text(json.dumps(document, indent=2), encoding="utf-8")
         (self.directory / "results.md").write_text(render_markdown(document), encoding="utf-8")
+        from .report_html import render as render_html
+        (self.directory / "results.html").write_text(render_html([document]), encoding="utf-8")
 
 
 def requirement_status(verdicts: Counter, deselected: int, applies: bool, strict: bool) -> str:
@@ -300,6 +334,10 @@ def render_markdown(doc: dict[str, Any]) -> str:
         "- summary: " + ", ".join(f"{k} {v}" for k, v in sorted(doc["summary"].items())),
         "",
     ]
+    if "changes_since_baseline" in doc:
+        lines += ["## Changes since the baseline", ""]
+        lines += [f"- {c['id']}: {c['was']} -> {c['now']}" for c in doc["changes_since_baseline"]] or ["- none"]
+        lines.append("")
     sections = [("Failures", lambda r: r["status"] == "fail"),
                 ("Advisories (basis: profile; fail only under --strict)", lambda r: r["status"] == "advisory"),
                 ("All requirements", lambda r: True)]
@@ -311,7 +349,10 @@ def render_markdown(doc: dict[str, Any]) -> str:
                   "|---|---|---|---|---|---|"]
         for row in chosen:
             evidence = "<br>".join(_cell(e, 160) for e in row["evidence"][:3])
-            lines.append(f"| {row['id']} | {row['basis']} | {', '.join(row['tiers'])} | {row['status']} "
+            docs = doc.get("docs_url")
+            link = f"[{row['id']}]({docs.rstrip('/')}/requirements/{row['spec']}/#{row['id'].lower()})" if docs \
+                else row["id"]
+            lines.append(f"| {link} | {row['basis']} | {', '.join(row['tiers'])} | {row['status']} "
                          f"| {row['tests_failing']}/{row['tests_total']} | {evidence} |")
         lines.append("")
     return "\n".join(lines)

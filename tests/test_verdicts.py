@@ -84,3 +84,19 @@ def test_a_failure_names_the_request_and_a_command_to_rerun_it(suite_run):
     assert "--case traversal-middle-resolves-inside" in run.output
     evidence = next(r for r in run.results["requirements"] if r["id"] == "SSL-IN-005")["evidence"]
     assert any("traversal-middle-resolves-inside" in e for e in evidence), json.dumps(evidence)
+
+
+def test_the_reports_carry_html_a_baseline_diff_and_redacted_server_output(suite_run, tmp_path):
+    first = suite_run("--req", "SSL-OUT-003")
+    baseline = tmp_path / "baseline.json"
+    baseline.write_text(json.dumps(first.results))
+    run = suite_run("--req", "SSL-OUT-003,SSL-OUT-004", "--baseline", str(baseline),
+                    "--docs-url", "https://docs.example.invalid/rc")
+    assert run.code == 0, run.output[-2000:]
+    assert "SSL-OUT-004: not-run -> pass" in run.output and "SSL-OUT-003:" not in run.output.split("baseline")[-1]
+    html = (run.report_dir / "results.html").read_text()
+    assert "<select name=\"basis\">" in html and "http" not in html.split("<body>")[0]  # no external assets
+    assert run.results["server_logs"] and all("rcpath" not in line for log in run.results["server_logs"]
+                                              for line in log["stderr"] + [log["command"]])
+    md = (run.report_dir / "results.md").read_text()
+    assert "(https://docs.example.invalid/rc/requirements/section-source-local/#ssl-out-004)" in md

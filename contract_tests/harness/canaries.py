@@ -49,6 +49,13 @@ def redact(text: str, tokens: dict[str, str], around: int = 40) -> str:
     return json.dumps(excerpt, ensure_ascii=True)
 
 
+def redact_all(text: str, tokens: dict[str, str]) -> str:
+    """Every canary token in `text` replaced by <CANARY:class> (case-insensitive)."""
+    for cls, token in tokens.items():
+        text = re.sub(re.escape(token), f"<CANARY:{cls}>", text, flags=re.IGNORECASE)
+    return text
+
+
 def scan_text(text: str, tokens: dict[str, str], channel: str, classes: Iterable[str]) -> list[Leak]:
     lowered = text.lower()
     return [Leak(cls, channel, redact(text, tokens)) for cls in classes if tokens[cls] in lowered]
