@@ -350,7 +350,7 @@ def render_markdown(doc: dict[str, Any]) -> str:
         for row in chosen:
             evidence = "<br>".join(_cell(e, 160) for e in row["evidence"][:3])
             docs = doc.get("docs_url")
-            link = f"[{row['id']}]({docs.rstrip('/')}/requirements/{row['spec']}/#{row['id'].lower()})" if docs \
+            link = f"[{row['id']}]({docs.rstrip('/')}/requirements/{row['spec']}.html#{row['id'].lower()})" if docs \
                 else row["id"]
             lines.append(f"| {link} | {row['basis']} | {', '.join(row['tiers'])} | {row['status']} "
                          f"| {row['tests_failing']}/{row['tests_total']} | {evidence} |")

@@ -99,4 +99,4 @@ def test_the_reports_carry_html_a_baseline_diff_and_redacted_server_output(suite
     assert run.results["server_logs"] and all("rcpath" not in line for log in run.results["server_logs"]
                                               for line in log["stderr"] + [log["command"]])
     md = (run.report_dir / "results.md").read_text()
-    assert "(https://docs.example.invalid/rc/requirements/section-source-local/#ssl-out-004)" in md
+    assert "(https://docs.example.invalid/rc/requirements/section-source-local.html#ssl-out-004)" in md

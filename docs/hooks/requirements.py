@@ -123,6 +123,46 @@ def _family(req_id: str) -> str:
 
 # --- requirements pages ------------------------------------------------------------------
 
+_PROOFS: dict[str, dict[str, list[str]]] = {}
+
+
+def _proofs(root: Path) -> dict[str, dict[str, list[str]]]:
+    """Requirement id -> {"tests": the suite tests citing it, "mutants": the mutants that must
+    trip it}, from `retrieval-contract list` (collection) and the mutant registry."""
+    if _PROOFS:
+        return _PROOFS
+    import json
+    import subprocess
+    import sys
+    profiles = [p.stem for p in sorted((root / "specs").glob("*.yaml"))
+                if (yaml.safe_load(p.read_text(encoding="utf-8")) or {}).get("kind") == "profile"]
+    for profile in profiles:
+        out = subprocess.run([sys.executable, "-m", "contract_tests.cli", "list", "--profile", profile, "--format",
+                              "json"], capture_output=True, text=True, cwd=root, timeout=300)
+        if out.returncode != 0:
+            raise PluginError(f"requirements hook: listing {profile}'s tests failed: {out.stderr[-300:]}")
+        for row in json.loads(out.stdout):
+            entry = _PROOFS.setdefault(row["id"], {"tests": [], "mutants": []})
+            for test in row["tests"]:
+                name = test.split("[")[0]
+                if name not in entry["tests"]:
+                    entry["tests"].append(name)
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    from tests.mutants import registry
+    for name, m in sorted(registry().items()):
+        for req in m.trips:
+            _PROOFS.setdefault(req, {"tests": [], "mutants": []})["mutants"].append(name)
+    return _PROOFS
+
+
+def _proved_by(req_id: str, root: Path) -> str:
+    proof = _proofs(root).get(req_id, {"tests": [], "mutants": []})
+    tests = "<br>".join(f"<code>{_cell(t)}</code>" for t in proof["tests"]) or "<em>no test</em>"
+    mutants = ", ".join(f"`{m}`" for m in proof["mutants"])
+    return tests + (f"<br>caught: {mutants}" if mutants else "")
+
+
 def _spec_page(spec: dict[str, Any], specs: list[dict[str, Any]], root: Path, guide: bool) -> str:
     reqs = spec["requirements"]
     known = {s["id"] for s in specs}
@@ -170,8 +210,9 @@ def _spec_page(spec: dict[str, Any], specs: list[dict[str, Any]], root: Path, gu
     for req in reqs:
         families.setdefault(_family(req["id"]), []).append(req)
     for family, items in families.items():
-        out += [f"### {family}", "", "| id | tiers | basis | behavior | the seed's words, the MCP spec, or our reading |",
-                "|---|---|---|---|---|"]
+        out += [f"### {family}", "",
+                "| id | tiers | basis | behavior | the seed's words, the MCP spec, or our reading | proved by |",
+                "|---|---|---|---|---|---|"]
         for req in items:
             behavior = _cell(req.get("behavior", ""))
             notes = []
@@ -182,7 +223,8 @@ def _spec_page(spec: dict[str, Any], specs: list[dict[str, Any]], root: Path, gu
             if notes:
                 behavior += " <em>" + " ".join(notes) + "</em>"
             out.append(f"| <a id=\"{_anchor(req['id'])}\"></a><span style=\"white-space: nowrap\">`{req['id']}`</span> "
-                       f"| {', '.join(req.get('tiers', []))} | {_basis_cell(req)} | {behavior} | {_basis_text(spec, req)} |")
+                       f"| {', '.join(req.get('tiers', []))} | {_basis_cell(req)} | {behavior} | {_basis_text(spec, req)} "
+                       f"| {_proved_by(req['id'], root)} |")
         out.append("")
     return "\n".join(out)
 
@@ -370,7 +412,23 @@ def _mutant_rows(root: Path) -> list[str]:
     return rows
 
 
+FLAGS = re.compile(r"<!-- flags:([a-z_.]+) -->")
+
+
+def _flags(module: str, root: Path) -> str:
+    """A reference server's own --help, so its page lists every flag it has."""
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-m", module, "--help"], capture_output=True, text=True, cwd=root,
+                         timeout=60)
+    if out.returncode != 0:
+        raise PluginError(f"requirements hook: `python -m {module} --help` failed: {out.stderr[-300:]}")
+    return f"Its flags (`--help`):\n\n```text\n{out.stdout.strip()}\n```\n"
+
+
 def on_page_markdown(markdown, page, config, files):
+    if FLAGS.search(markdown):
+        markdown = FLAGS.sub(lambda m: _flags(m.group(1), _root(config)), markdown)
     if page.file.src_uri != "contracts.md" or MUTANTS_START not in markdown:
         return markdown
     head, rest = markdown.split(MUTANTS_START, 1)
