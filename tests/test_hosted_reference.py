@@ -24,6 +24,7 @@ import pytest
 from contract_tests.harness import tokens
 from contract_tests.harness.http import free_port, messages_of
 from contract_tests.harness.upstream import UpstreamDouble, note_payload, note_url_path
+from reference.section_source.markdown_parser import MAX_DEPTH
 from reference.section_source_hosted import acl, config, server, upstream
 from reference.section_source_hosted.config import load_settings, parse_args
 
@@ -428,7 +429,7 @@ def test_a_slow_canister_times_out_as_unavailable(env, monkeypatch):
     ({"path": NOTE}, "Upstream invalid response"),
     ({"path": NOTE, "content": {"text": "# x"}}, "Upstream invalid response"),
     ({"path": NOTE, "content": "# x\n" + "y" * 1_000_001}, "Note is too large to outline"),
-    ({"path": NOTE, "content": "> " * 200 + "deep"}, "Note is too deeply nested to outline"),
+    ({"path": NOTE, "content": ">" * (MAX_DEPTH + 1) + " deep"}, "Note is too deeply nested to outline"),
 ])
 def test_unusable_notes_give_fixed_errors(env, payload, message):
     env.double.put_note(VAULT, NOTE, payload)
