@@ -11,18 +11,22 @@ from tests.conftest import ROOT
 EXAMPLES = ROOT / "examples"
 
 # Requirements an example may skip: checks gated on what it does not offer (the optional
-# adjacent tools) or on the machine (root reads unreadable directories).
+# adjacent tools) or on the machine (root reads unreadable directories); and the phases to run.
 CASES = {
-    "section-source-local": ("{python} %s --vault {vault}", {"SSL-ERR-003", "MCP-CAP-001"}),
-    "retrieval-tools": ("{python} %s", {"MCP-CAP-001"}),
+    "section-source-local": ("{python} %s --vault {vault}", {"SSL-ERR-003", "MCP-CAP-001"}, (None,)),
+    "retrieval-tools": ("{python} %s", {"MCP-CAP-001"}, (None,)),
+    "section-source-hosted": ("{python} %s --port {port} --phase {phase}", set(), ("1K", "1L")),
 }
+RUNS = [pytest.param(profile, phase, id=profile + (f"-{phase}" if phase else ""))
+        for profile, (_command, _skips, phases) in sorted(CASES.items()) for phase in phases]
 
 
-@pytest.mark.parametrize("profile", sorted(CASES))
-def test_the_mcpserver_example_passes_its_profile(suite_run, profile):
-    command, allowed_skips = CASES[profile]
+@pytest.mark.parametrize("profile,phase", RUNS)
+def test_the_mcpserver_example_passes_its_profile(suite_run, profile, phase):
+    command, allowed_skips, _phases = CASES[profile]
     server = shlex.quote(str(EXAMPLES / profile / "server.py"))
-    run = suite_run("--profile", profile, "--server-cmd", command % server, "-n", "2")
+    phase_args = ("--phase", phase) if phase else ()
+    run = suite_run("--profile", profile, *phase_args, "--server-cmd", command % server, "-n", "2")
     status = run.status()
     assert status, run.output[-3000:]
     failing = {k: v for k, v in status.items() if v not in ("pass", "skip", "n/a", "advisory")}
