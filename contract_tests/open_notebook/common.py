@@ -5,7 +5,6 @@ identifiers: the seed leaves their form to the implementation."""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,6 +12,7 @@ import pytest
 
 from contract_tests import contracts
 from contract_tests.checks import called_ok, short, structured_error, tool_output
+from contract_tests.harness.canaries import strings
 from contract_tests.harness.notebook_generator import ArtifactInfo, PassageInfo
 from contract_tests.harness.notebooks import ROLES, NotebooksFixture
 from contract_tests.names import find_list
@@ -214,9 +214,9 @@ def content_tokens(fixture: NotebooksFixture, *, titles: bool = True) -> dict[st
         for kind, token in fixture.collection(role).canaries.items():
             if titles or kind != "title":
                 out[f"{role} {kind} canary"] = token
-    for passage in fixture.collection("active").passages:
+    for n, passage in enumerate(fixture.collection("active").passages, 1):
         if len(passage.exact_text) >= 40 and passage.kind != "canary":
-            out[f"active {passage.kind} passage"] = passage.exact_text
+            out[f"active {passage.kind} passage {n}"] = passage.exact_text
     return out
 
 
@@ -229,8 +229,8 @@ def hits(body: Any, needles: dict[str, str], echoed: tuple[str, ...] = ()) -> li
         if isinstance(value, list):
             return [strip(v) for v in value]
         return "" if isinstance(value, str) and value in echoed else value
-    text = json.dumps(strip(body), ensure_ascii=False)
-    return sorted(label for label, needle in needles.items() if needle in text)
+    found = list(strings(strip(body)))  # decoded strings: JSON escapes cannot hide a needle
+    return sorted(label for label, needle in needles.items() if any(needle in text for text in found))
 
 
 __all__ = ["AVAILABLE_OPERATIONS", "COLLECTION_SCOPED", "Found", "Session", "blocked", "choice", "content_tokens",

@@ -175,12 +175,12 @@ def test_begin_result_stream_discloses_no_content(main, notebooks):
 @pytest.mark.security
 @pytest.mark.req("ON-STRM-007")
 def test_a_token_from_another_session_is_invalid(main, new_session, notebooks):
+    other = new_session()
+    other.enter("active", "ON-STRM-007")
     main.enter("active", "ON-STRM-007")
     begun = main.ok("begin_result_stream", {"query": notebooks.collection("active").passage("probe").exact_text},
                     "ON-STRM-007")
     token = str(begun.get("stream_token"))
-    other = new_session()
-    other.enter("active", "ON-STRM-007")
     response, request = other.raw("next_stream_chunk", {"stream_token": token})
     with Findings() as findings:
         if not findings.check(not called_ok(response), "ON-STRM-007", "another session's token gave a chunk",
