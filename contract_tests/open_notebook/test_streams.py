@@ -17,6 +17,7 @@ from contract_tests.open_notebook.conftest import pull
 from contract_tests.verdicts import Findings, describe_call, esc, one_case
 
 pytestmark = [profiles_mark]
+MIN_DIFFERING = 16  # characters two consecutive tokens must differ in (64 bits even in hex)
 
 
 def _stream(main, notebooks, req: str, query: str | None = None):
@@ -153,10 +154,11 @@ def test_stream_tokens_cannot_be_guessed(main, notebooks, profile):
             for secret in (query, ROLES["active"]):
                 findings.check(secret not in token, "ON-STRM-002", "a token carries the query or the collection id")
         for a, b in zip(tokens, tokens[1:]):
-            differing = sum(x != y for x, y in zip(a, b))
-            findings.check(differing * 2 >= min(len(a), len(b)), "ON-STRM-002",
-                           f"two consecutive tokens differ in {differing} of {min(len(a), len(b))} characters: "
-                           f"{esc(a)} {esc(b)}")
+            # Aligned at the start and at the end (a fixed prefix or suffix, e.g. a signed
+            # token's header, is fine): a counter or a timestamp changes a few characters only.
+            differing = max(sum(x != y for x, y in zip(a, b)), sum(x != y for x, y in zip(a[::-1], b[::-1])))
+            findings.check(differing >= MIN_DIFFERING, "ON-STRM-002",
+                           f"two consecutive tokens differ in {differing} characters: {esc(a)} {esc(b)}")
 
 
 @pytest.mark.security
