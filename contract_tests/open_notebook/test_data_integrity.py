@@ -11,8 +11,10 @@ from typing import Any
 import pytest
 
 from contract_tests.checks import called_ok, short, structured_error, tool_output
+from contract_tests.harness.adapter import snapshot, snapshot_diff
 from contract_tests.harness.notebook_generator import ArtifactInfo
 from contract_tests.open_notebook.common import Found, Session, blocked, choice, profiles_mark
+from contract_tests.open_notebook.conftest import pull
 from contract_tests.verdicts import Findings, RequirementFailure, esc, one_case
 
 pytestmark = [profiles_mark, pytest.mark.data_integrity]
@@ -145,3 +147,37 @@ def test_a_changed_artifact_is_never_served_as_verified(tampered, profile):
                 findings.check(outcomes[wire] == declared, "ON-ART-007", f"reported as {outcomes[wire]}, the "
                                f"declaration says {declared}", case=wire, request=request)
         findings.check(len(set(outcomes.values())) <= 1, "ON-ART-007", f"reported two ways: {outcomes}")
+
+
+@pytest.mark.req("ON-RO-001")
+def test_every_tool_leaves_the_fixture_unchanged(servers, profile, notebooks, tmp_path_factory):
+    """A private fixture, snapshotted before its server starts and after a tour of all eleven
+    tools (what the shared sweep cannot reach: fetches, artifacts, provenance, a whole
+    stream) and of mutation attempts: bytes and modification times must not move."""
+    fixture = type(notebooks).build(profile, tmp_path_factory.mktemp("tour"), {})
+    before = snapshot(fixture.root)
+    conn = servers.start(fixture)
+    conn.initialize()
+    session = Session(conn, profile, fixture)
+    try:
+        session.enter("active", "ON-RO-001")
+        for tool in ("describe_world", "list_collections", "list_constraints", "list_artifact_sets"):
+            session.raw(tool, {})
+        for _result, body, _request in session.fetched(fixture.collection("active").passage("probe").exact_text,
+                                                       "ON-RO-001"):
+            session.raw("explain_provenance", {"id": body.get("source_id"), "id_type": "source"})
+        for wire in session.artifact_map("active", "ON-RO-001"):
+            session.raw("retrieve_artifact", {"artifact_id": wire})
+            session.raw("explain_provenance", {"id": wire, "id_type": "artifact"})
+        begun = session.ok("begin_result_stream", {"query": "kelp"}, "ON-RO-001")
+        pull(session, str(begun.get("stream_token")), "ON-RO-001")
+        for tool, args in (("write_notebook", {"notebook_id": "nb-0001", "text": "x"}),
+                           ("delete_notebook", {"notebook_id": "nb-0001"}),
+                           ("fetch_passage", {"source_id": "x", "replace_with": "x"})):
+            session.raw(tool, args)
+    finally:
+        conn.close(timeout=5)
+    changes = snapshot_diff(before, snapshot(fixture.root))
+    fixture.close()
+    with Findings() as findings:
+        findings.check(not changes, "ON-RO-001", f"{len(changes)} change(s) to the fixture: {changes[:5]}")

@@ -130,12 +130,18 @@ def test_every_result_carries_provenance_available(walk):
 
 @pytest.mark.req("ON-WORLD-001")
 def test_describe_world_enumerates_exactly_the_listed_tools(server, client, main):
+    """describe_world's available_affordances, and list_constraints' where it names the tools
+    too (its seed shape has no such list), are exactly what tools/list lists."""
     listed = sorted(t.get("name") for t in _listed(server))
-    body = main.ok("describe_world", {}, "ON-WORLD-001")
-    named = body.get("available_affordances")
+    named = main.ok("describe_world", {}, "ON-WORLD-001").get("available_affordances")
+    also = main.ok("list_constraints", {}, "ON-WORLD-001").get("available_affordances")
     with Findings() as findings:
         findings.check(isinstance(named, list) and sorted(named) == listed, "ON-WORLD-001",
-                       f"available_affordances {short(named, 300)} is not the listed tools {listed}")
+                       f"available_affordances {short(named, 300)} is not the listed tools {listed}",
+                       case="describe_world")
+        if isinstance(also, list):
+            findings.check(sorted(also) == listed, "ON-WORLD-001", f"available_affordances {short(also, 300)} is "
+                           f"not the listed tools {listed}", case="list_constraints")
 
 
 WORLD = {("world", "name"): "Open Notebook", ("world", "type"): "read-only knowledge jurisdiction",

@@ -418,13 +418,15 @@ def on_logs_passages():
 
 
 @mutant("ON-RO-001", profile=PROFILE)
-def on_search_cache_in_the_root():
-    """Writes a search cache file into the notebooks root."""
-    def cache(body, sess, query, k=None):
-        (_LIBRARY["library"].root / ".search-cache").write_text(json.dumps(body["metadata"]), encoding="utf-8")
+def on_read_receipts_in_the_root():
+    """Leaves a read receipt beside every artifact it serves."""
+    def receipt(body, sess, artifact_id):
+        lib = _LIBRARY["library"]
+        path = lib.root / lib.artifact(sess.active, artifact_id).rel_path
+        path.with_name(path.name + ".read").write_text("1", encoding="utf-8")
         return body
     _keep_library()
-    _wrap("_semantic_search", cache)
+    _wrap("_retrieve_artifact", receipt)
 
 
 # -- more single defects, one per check --------------------------------------------------------------
