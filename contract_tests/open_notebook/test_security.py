@@ -20,24 +20,27 @@ def test_describe_world_and_list_constraints_carry_no_content(main, notebooks):
     main.enter("active", "ON-WORLD-003")
     with Findings() as findings:
         for tool in ("describe_world", "list_constraints"):
-            found = hits(main.ok(tool, {}, "ON-WORLD-003"), content_tokens(notebooks))
-            findings.check(not found, "ON-WORLD-003", f"{tool} returned content: {found}", case=tool)
+            _no_content(findings, main, notebooks, tool, "ON-WORLD-003", case=tool)
+
+
+def _no_content(findings: Findings, main, notebooks, tool: str, req: str, case: str | None = None) -> None:
+    """`tool` (no arguments, inside the active collection) returns no notebook text."""
+    found = hits(main.ok(tool, {}, req), content_tokens(notebooks))
+    findings.check(not found, req, f"{tool} returned content: {found}", case=case)
 
 
 @pytest.mark.req("ON-COLL-002")
 def test_list_collections_carries_no_content(main, notebooks):
     main.enter("active", "ON-COLL-002")
-    found = hits(main.ok("list_collections", {}, "ON-COLL-002"), content_tokens(notebooks))
     with Findings() as findings:
-        findings.check(not found, "ON-COLL-002", f"list_collections returned content: {found}")
+        _no_content(findings, main, notebooks, "list_collections", "ON-COLL-002")
 
 
 @pytest.mark.req("ON-COLL-006")
 def test_list_artifact_sets_carries_no_content(main, notebooks):
     main.enter("active", "ON-COLL-006")
-    found = hits(main.ok("list_artifact_sets", {}, "ON-COLL-006"), content_tokens(notebooks))
     with Findings() as findings:
-        findings.check(not found, "ON-COLL-006", f"list_artifact_sets returned content: {found}")
+        _no_content(findings, main, notebooks, "list_artifact_sets", "ON-COLL-006")
 
 
 def _searched(main, notebooks, req: str):

@@ -225,43 +225,38 @@ def _texts(walk, tool: str, req: str, key: str) -> list[tuple[object, str]]:
     return [(tool_output(r, req).get(key), describe_call(tool, a)) for _t, a, r in walk.successes(tool)]
 
 
+def _served_as(findings: Findings, walk, tool: str, req: str, key: str, want: object, case: str | None = None):
+    """Every call of `tool` the tour made succeed carries exactly `want` at `key` (and one did)."""
+    served = _texts(walk, tool, req, key)
+    findings.check(served, req, f"no {tool} succeeded in the tour", case=case)
+    for value, request in served:
+        findings.check(type(value) is type(want) and value == want, req, f"{key} is {esc(value, 200)}", case=case,
+                       request=request)
+
+
 @pytest.mark.req("ON-PASS-005")
 def test_every_passage_carries_the_seeds_disclaimer(walk):
-    served = _texts(walk, "fetch_passage", "ON-PASS-005", "disclaimer")
     with Findings() as findings:
-        findings.check(served, "ON-PASS-005", "no fetch_passage succeeded in the tour")
-        for text, request in served:
-            findings.check(text == PASSAGE_DISCLAIMER, "ON-PASS-005", f"disclaimer is {esc(text, 200)}", request=request)
+        _served_as(findings, walk, "fetch_passage", "ON-PASS-005", "disclaimer", PASSAGE_DISCLAIMER)
 
 
 @pytest.mark.req("ON-ART-003")
 def test_every_artifact_carries_the_seeds_disclaimer(walk):
-    served = _texts(walk, "retrieve_artifact", "ON-ART-003", "disclaimer")
     with Findings() as findings:
-        findings.check(served, "ON-ART-003", "no retrieve_artifact succeeded in the tour")
-        for text, request in served:
-            findings.check(text == ARTIFACT_DISCLAIMER, "ON-ART-003", f"disclaimer is {esc(text, 200)}",
-                           request=request)
+        _served_as(findings, walk, "retrieve_artifact", "ON-ART-003", "disclaimer", ARTIFACT_DISCLAIMER)
 
 
 @pytest.mark.req("ON-ART-004")
 def test_every_artifact_says_immutable(walk):
-    served = _texts(walk, "retrieve_artifact", "ON-ART-004", "immutable")
     with Findings() as findings:
-        findings.check(served, "ON-ART-004", "no retrieve_artifact succeeded in the tour")
-        for value, request in served:
-            findings.check(value is True, "ON-ART-004", f"immutable is {short(value)}", request=request)
+        _served_as(findings, walk, "retrieve_artifact", "ON-ART-004", "immutable", True)
 
 
 @pytest.mark.req("ON-TEXT-001")
 def test_responses_carry_the_seeds_fixed_notes(walk):
     with Findings() as findings:
         for (tool, key), text in NOTES.items():
-            served = _texts(walk, tool, "ON-TEXT-001", key)
-            findings.check(served, "ON-TEXT-001", f"no {tool} succeeded in the tour", case=f"{tool}.{key}")
-            for value, request in served:
-                findings.check(value == text, "ON-TEXT-001", f"{key} is {esc(value, 200)}", case=f"{tool}.{key}",
-                               request=request)
+            _served_as(findings, walk, tool, "ON-TEXT-001", key, text, case=f"{tool}.{key}")
 
 
 @pytest.mark.req("ON-STRM-001")

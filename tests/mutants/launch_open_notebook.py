@@ -262,6 +262,15 @@ def on_missing_disclaimer():
     _wrap("_retrieve_artifact", drop)
 
 
+@mutant("ON-ART-004", profile=PROFILE)
+def on_artifact_not_immutable():
+    """retrieve_artifact says immutable: false."""
+    def mutable(body, sess, artifact_id):
+        body["immutable"] = False
+        return body
+    _wrap("_retrieve_artifact", mutable)
+
+
 @mutant("ON-ART-005", profile=PROFILE)
 def on_artifact_contents_trimmed():
     """Serves only the first line of a Markdown artifact."""
@@ -391,6 +400,29 @@ def on_list_collections_shows_a_passage():
         return body
     _keep_library()
     _wrap("_list_collections", preview)
+
+
+@mutant("ON-COLL-006", profile=PROFILE)
+def on_list_artifact_sets_shows_a_passage():
+    """list_artifact_sets adds the text of the active collection's passages to every set."""
+    def preview(body, sess):
+        text = " ".join(p.text for p in _LIBRARY["library"].passages[sess.active])
+        for entry in body["artifact_sets"]:
+            entry["summary"] = text
+        return body
+    _keep_library()
+    _wrap("_list_artifact_sets", preview)
+
+
+@mutant("ON-WORLD-003", profile=PROFILE)
+def on_describe_world_shows_a_passage():
+    """describe_world quotes the active collection's passages as examples."""
+    def example(body, sess):
+        if sess.active is not None:
+            body["examples"] = [p.text for p in _LIBRARY["library"].passages[sess.active]]
+        return body
+    _keep_library()
+    _wrap("_describe_world", example)
 
 
 @mutant("ON-OUT-001", profile=PROFILE)
