@@ -24,8 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from contract_tests.harness import notebook_generator as fixture
 from contract_tests.harness.stdio import StdioServer
-from reference.open_notebook import fixture
 
 from _timing import pct  # benchmarks/ is on sys.path when run as a script
 

@@ -104,7 +104,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help=f"profile to check (default: ini rc_profile, else {DEFAULT_PROFILE})")
     group.addoption("--server-cmd", default=None,
                     help="command that starts the server under test; placeholders: {python} (this "
-                         "interpreter), {port} (HTTP) and the profile's own ({vault}; {docs_root}, {code_root}, {root})")
+                         "interpreter), {port} (HTTP) and the profile's own ({vault}; {docs_root}, {code_root}, {root}; "
+                         "{notebooks}, {store}, {stream_timeout_s})")
     group.addoption("--transport", default=None, choices=("stdio", "http"),
                     help="how to reach --server-cmd: stdio, or Streamable HTTP on a port the suite picks "
                          "({port} placeholder); default: the profile's first transport")
@@ -121,6 +122,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--declare", default=None,
                     help="YAML declaration of the choices the seed leaves to the implementation "
                          "(schemas/declaration.schema.json); without it the suite checks consistency only")
+    group.addoption("--load-cmd", default=None,
+                    help="for profiles whose fixture an implementation with its own storage imports: a command run "
+                         "once per fixture the suite builds, before any server starts on it (overrides the "
+                         "declaration's load_command; placeholders as for --server-cmd)")
     group.addoption("--report", default=None, help="directory for results.json, results.md and junit.xml")
     group.addoption("--docs-url", default=None,
                     help="base URL of the published docs site: results.md links each requirement to its page")
@@ -185,6 +190,12 @@ def pytest_configure(config: pytest.Config) -> None:
         except declarations.DeclarationError as exc:
             raise pytest.UsageError(str(exc))
     config.stash[DECLARED] = declaration
+    load_command = config.getoption("--load-cmd")
+    if load_command:
+        if "load_command" not in profile.data.get("declarable", {}):
+            raise pytest.UsageError(f"--load-cmd: profile {profile_id} has no load command (its servers read the "
+                                    "suite's fixture directly)")
+        contracts.DECLARATION["load_command"] = load_command
     only = {x.strip() for x in (config.getoption("--req") or "").split(",") if x.strip()}
     unknown = only - set(profile.requirements)
     if unknown:
@@ -269,9 +280,11 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         lines.append(f"retrieval-contract: phase {state.phase}")
     if state.preflight is not None:
         lines.append(f"retrieval-contract: server {state.preflight.describe()}")
-    if contracts.DECLARATION:
+    if config.stash.get(DECLARED, None):
         lines.append(f"retrieval-contract: declaration {config.stash.get(DECLARED, None)} "
                      f"({', '.join(k for k in contracts.DECLARATION if k != 'profile')})")
+    if contracts.DECLARATION.get("load_command"):
+        lines.append(f"retrieval-contract: load command {contracts.DECLARATION['load_command']}")
     if state.expectations.source:
         lines.append(f"retrieval-contract: expectations {state.expectations.source} "
                      f"({len(state.expectations.failures)} known failures)")

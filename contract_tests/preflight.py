@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .harness.adapter import FixtureError
 from .harness.fixtures import build_for
 from .harness.stdio import NoResponse, ServerGone
 from .servers import connect
@@ -84,7 +85,11 @@ def run(state: "SuiteState", settings: dict[str, Any]) -> Preflight:
     started = time.monotonic()
     command = state.server_url or state.command
     with tempfile.TemporaryDirectory(prefix="rc-preflight-") as tmp:
-        fixture = build_for(state.profile, Path(tmp) / "fixture", settings)
+        try:
+            fixture = build_for(state.profile, Path(tmp) / "fixture", settings)
+        except FixtureError as exc:  # e.g. a declared load command that failed
+            return Preflight(ok=False, command=command, seconds=time.monotonic() - started, problem=str(exc),
+                             stderr_tail=exc.tail[-TAIL_LINES:])
         server = None
         try:
             home = Path(tmp) / "home"

@@ -14,7 +14,8 @@ import pytest
 import yaml
 from jsonschema import Draft202012Validator
 
-from reference.open_notebook import fixture, layout
+from contract_tests.harness import notebook_generator as fixture
+from reference.open_notebook import layout
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMAS = ROOT / "schemas" / "open-notebook"
@@ -30,7 +31,7 @@ def files(root: Path) -> dict[str, bytes]:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory) -> fixture.Fixture:
+def built(tmp_path_factory) -> fixture.GeneratedRoot:
     return fixture.build(tmp_path_factory.mktemp("on") / "root", seed=7)
 
 

@@ -19,7 +19,7 @@ import yaml
 from contract_tests.harness.process import private_environment
 from contract_tests.harness.stdio import StdioServer
 from contract_tests.harness.system import inet_sockets, needs_proc
-from reference.open_notebook import fixture
+from contract_tests.harness import notebook_generator as fixture
 
 SEED_TOOLS = ["describe_world", "list_collections", "enter_collection", "list_artifact_sets", "semantic_search",
               "fetch_passage", "retrieve_artifact", "begin_result_stream", "next_stream_chunk",
@@ -98,7 +98,7 @@ def front_matter(path: Path) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory) -> fixture.Fixture:
+def built(tmp_path_factory) -> fixture.GeneratedRoot:
     """One generated root shared by the module; it must be unchanged when the module ends."""
     built = fixture.build(tmp_path_factory.mktemp("on-ref") / "root", seed=11)
     before = snapshot(built.root)
@@ -272,7 +272,7 @@ def test_a_whole_run_writes_nothing_to_the_root_home_or_temp(built, tmp_path):
     assert snapshot(*watched) == before
 
 
-def _exercise_every_tool(client: Client, built: fixture.Fixture) -> None:
+def _exercise_every_tool(client: Client, built: fixture.GeneratedRoot) -> None:
     client.ok("describe_world")
     client.ok("list_constraints")
     client.ok("list_collections")

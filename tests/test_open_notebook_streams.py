@@ -14,7 +14,7 @@ import pytest
 
 from contract_tests.harness.http import HttpServer, free_port
 from contract_tests.harness.process import private_environment
-from reference.open_notebook import fixture
+from contract_tests.harness import notebook_generator as fixture
 from tests.test_open_notebook_reference import A, B, Client
 
 STEPS = ["reference_identifiers", "passages", "dense_sections", "artifact_links"]
@@ -23,7 +23,7 @@ PAYLOAD = {"reference_identifiers": "references", "passages": "passages", "dense
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory) -> fixture.Fixture:
+def built(tmp_path_factory) -> fixture.GeneratedRoot:
     return fixture.build(tmp_path_factory.mktemp("on-streams") / "root", seed=13)
 
 

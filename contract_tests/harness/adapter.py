@@ -118,6 +118,15 @@ class ContractFixture:
         pass
 
 
+class FixtureError(RuntimeError):
+    """The fixture could not be prepared for the server (e.g. the implementation's declared load
+    command failed); `tail` holds the last lines that command printed."""
+
+    def __init__(self, message: str, tail: list[str] | None = None) -> None:
+        super().__init__(message)
+        self.tail = list(tail or [])
+
+
 KINDS: dict[str, type[ContractFixture]] = {}
 
 

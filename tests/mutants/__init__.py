@@ -7,12 +7,13 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 LAUNCHERS = {"section-source-local": "launch.py", "retrieval-tools": "launch_retrieval_tools.py",
-             "section-source-hosted": "launch_hosted.py"}
+             "section-source-hosted": "launch_hosted.py", "open-notebook": "launch_open_notebook.py"}
 
 
 def registry():
     """Every mutant and variant, by name (importing the launchers registers them)."""
-    from tests.mutants import _dispatch, launch, launch_hosted, launch_retrieval_tools  # noqa: F401
+    from tests.mutants import (_dispatch, launch, launch_hosted, launch_open_notebook,  # noqa: F401
+                               launch_retrieval_tools)
     return dict(_dispatch.REGISTRY)
 
 
@@ -23,6 +24,9 @@ def command(m) -> str:
         return f"{{python}} {launcher} {m.name}"
     if m.profile == "section-source-hosted":
         return f"{{python}} {launcher} {m.name} --port {{port}} --phase {{phase}}"
+    if m.profile == "open-notebook":
+        http = " --http --port {port}" if m.transport == "http" else ""
+        return f"{{python}} {launcher} {m.name} --notebooks {{notebooks}} --stream-timeout {{stream_timeout_s}}{http}"
     http = " --http --port {port}" if m.transport == "http" else ""
     return f"{{python}} {launcher} {m.name} --vault {{vault}}{http}"
 

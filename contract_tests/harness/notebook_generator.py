@@ -1,13 +1,16 @@
 """Synthetic Open Notebook collections in the profile's layout, with an oracle for tests.
 
-`build(root, seed=...)` writes several collections under `root` (schemas/open-notebook/,
-docs/reference-open-notebook.md) and returns a `Fixture` describing what it wrote: paths,
-collection ids, every source id, verbatim passages with a query that finds each, artifacts
-with their checksums, and canary tokens. Everything is a function of `seed` except the canaries,
-which are random per build unless `canary_salt` is given. Pure Python; no server import.
+`build(root, seed=...)` writes several collections under `root` (the layout is profile data:
+schemas/open-notebook/, docs/profiles/open-notebook.md) and returns a `GeneratedRoot`
+describing what it wrote: paths, collection ids, every notebook with its pages' text, every
+source id the reference derives, verbatim passages with a query that finds each, artifacts
+with their checksums, and canary tokens. Everything is a function of `seed` except the
+canaries, which are random per build unless `canary_salt` is given. Pure Python; it imports no
+server. The suite's `notebooks` fixture kind (harness/notebooks.py) builds on it, and so do the
+reference's own tests and benchmark.
 
 The generator tracks each block it writes (page, ordinal, exact text) itself, so the oracle
-does not depend on the reference's parser; a test checks the two agree.
+does not depend on any server's parser; a self-test checks it agrees with the reference's.
 """
 
 from __future__ import annotations
@@ -86,6 +89,22 @@ class ArtifactInfo:
 
 
 @dataclass
+class NotebookInfo:
+    notebook_id: str
+    path: str  # relative to the root
+    front: dict[str, Any]  # the front matter as written
+    text: str  # the whole file
+    page_texts: list[str]  # each page's content: after its marker line, up to the next one
+
+    @property
+    def title(self) -> str:
+        return self.front["title"]
+
+    def page_timestamp(self, page: int) -> int | None:
+        return self.front["pages"][page - 1]["timestamp"]
+
+
+@dataclass
 class CollectionInfo:
     collection_id: str
     title: str
@@ -97,13 +116,14 @@ class CollectionInfo:
     canaries: dict[str, str] = field(default_factory=dict)  # kind -> token
     artifacts: list[ArtifactInfo] = field(default_factory=list)
     artifact_set_ids: list[str] = field(default_factory=list)
+    notebooks: dict[str, NotebookInfo] = field(default_factory=dict)
 
     def passage(self, kind: str) -> PassageInfo:
         return next(p for p in self.passages if p.kind == kind)
 
 
 @dataclass
-class Fixture:
+class GeneratedRoot:
     root: Path
     seed: int
     collections: dict[str, CollectionInfo]
@@ -194,12 +214,16 @@ class _NotebookWriter:
         return PassageInfo(source_id, self.collection_id, self.notebook_id, page, ordinal, text,
                            self.rel_path, kind, query)
 
-    def render(self, front: dict[str, Any]) -> str:
+    def render(self, front: dict[str, Any]) -> tuple[str, list[str]]:
+        """The file's text and each page's content (what follows its marker line, up to the
+        line break before the next marker)."""
         out = ["---\n", yaml.safe_dump(front, sort_keys=False, allow_unicode=True, width=1000), "---\n"]
+        pages = []
         for number, blocks in enumerate(self.pages, 1):
             out.append(f"\n<!-- page {number} -->\n")
-            out.extend(f"\n{block}\n" for block in blocks)
-        return "".join(out)
+            pages.append("".join(f"\n{block}\n" for block in blocks))
+            out.append(pages[-1])
+        return "".join(out), pages
 
 
 def _write(path: Path, text: str) -> str:
@@ -265,7 +289,9 @@ def _notebook(info: CollectionInfo, words: _Words, number: int, created: int, ca
         "pages": [{"page": p, "timestamp": None if (number == 1 and p == pages) else stamps[p - 1]}
                   for p in range(1, pages + 1)],
     }
-    _write(root / rel_path, writer.render(front))
+    text, page_texts = writer.render(front)
+    _write(root / rel_path, text)
+    info.notebooks[notebook_id] = NotebookInfo(notebook_id, rel_path, front, text, page_texts)
     info.notebook_ids.append(notebook_id)
     info.notebook_paths.append(rel_path)
     info.source_ids.extend(writer.source_ids)
@@ -353,7 +379,7 @@ def _collection(root: Path, theme: tuple[str, str, list[str], str], index: int, 
 
 
 def build(root: Path | str, *, seed: int = 0, collections: int = 3, notebooks: int = 6,
-          bench_notebooks: int = 0, canary_salt: str | None = None) -> Fixture:
+          bench_notebooks: int = 0, canary_salt: str | None = None) -> GeneratedRoot:
     """Write `collections` themed collections of `notebooks` notebooks each (and, when
     `bench_notebooks` > 0, one more collection, 'bench-archive', of that many) under `root`,
     which must be absent or empty. Returns the oracle."""
@@ -370,4 +396,4 @@ def build(root: Path | str, *, seed: int = 0, collections: int = 3, notebooks: i
         themes.append((BENCH_THEME, bench_notebooks))
     built = {theme[0]: _collection(root, theme, index, count, seed, canary_salt)
              for index, (theme, count) in enumerate(themes)}
-    return Fixture(root, seed, built)
+    return GeneratedRoot(root, seed, built)

@@ -1,0 +1,237 @@
+"""Helpers of the open-notebook checks: a session spoken to in the seed's tool names, the error
+taxonomy through the suite's one error assertion, and the fixture's passages and artifacts
+found the way a client finds them (semantic_search, list_artifact_sets), never by guessing
+identifiers: the seed leaves their form to the implementation."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from contract_tests import contracts
+from contract_tests.checks import called_ok, short, structured_error, tool_output
+from contract_tests.harness.canaries import strings
+from contract_tests.harness.notebook_generator import ArtifactInfo, PassageInfo
+from contract_tests.harness.notebooks import ROLES, NotebooksFixture
+from contract_tests.names import find_list
+from contract_tests.verdicts import Finding, RequirementFailure, describe_call
+
+PROFILE = "open-notebook"
+profiles_mark = pytest.mark.profiles(PROFILE)
+# The collection-scoped tools (the seed's "Precondition: Active collection context required").
+COLLECTION_SCOPED = ("list_artifact_sets", "semantic_search", "fetch_passage", "retrieve_artifact",
+                     "begin_result_stream")
+# The seed's literal values; tests/test_open_notebook_profile.py checks each is quoted in the spec.
+STEP_ORDER = ("reference_identifiers", "passages", "dense_sections", "artifact_links")
+PASSAGE_DISCLAIMER = ("This is a quoted passage from human-authored material. It is provided as-is with no "
+                      "interpretation.")
+ARTIFACT_DISCLAIMER = ("This artifact is derived material. It is offered for inspection only and carries no "
+                       "authority. Verify against source notebooks for authoritative content.")
+NOTES = {  # (tool, field) -> text (ON-TEXT-001)
+    ("enter_collection", "scope_note"): ("All subsequent operations restricted to this collection until exit or "
+                                         "new enter_collection call"),
+    ("enter_collection", "preload_note"): "No data preloaded. Invoke retrieval tools explicitly.",
+    ("semantic_search", "note"): "Full text not included. Use fetch_passage to retrieve content.",
+    ("begin_result_stream", "note"): "No content returned. Use next_stream_chunk to retrieve incrementally.",
+    ("explain_provenance", "interpretation_note"): ("This provenance chain is descriptive only. No new "
+                                                    "interpretation has been added."),
+}
+MUTATION_PROHIBITIONS = (
+    "writing notebooks", "editing notebooks", "deleting notebooks", "modifying vectors", "modifying embeddings",
+    "generating new knowledge", "applying reasoning outcomes", "persisting memory", "triggering workflows",
+    "scheduling tasks", "calling external tools", "expanding affordances dynamically")
+REFUSAL_CONDITIONS = (
+    "requests for mutation", "requests for reasoning", "requests for decision-making",
+    "requests for external tool invocation", "requests for memory persistence",
+    "ambiguous requests (when scope reduction insufficient)")
+AVAILABLE_OPERATIONS = COLLECTION_SCOPED
+
+
+def choice(name: str) -> Any:
+    """A seed-silent choice the implementation declared (None: undeclared, any accepted value passes)."""
+    return contracts.DECLARATION.get("choices", {}).get(name)
+
+
+def blocked(req: str, why: str, request: str | None = None) -> RequirementFailure:
+    """The check could not run because something it needs failed (reported under its own id)."""
+    return RequirementFailure([Finding(req, f"not checked: {why}", None, request, "blocked")])
+
+
+def error_type(document: Any) -> Any:
+    return (document.get("error") or {}).get("type") if isinstance(document, dict) else None
+
+
+def result_meta(response: dict[str, Any]) -> dict[str, Any]:
+    """Where a result may carry the seed's result metadata: {place: the dict there}."""
+    result = response.get("result") or {}
+    return {place: result[place] for place in ("metadata", "_meta") if isinstance(result.get(place), dict)}
+
+
+@dataclass
+class Found:
+    """A fixture passage as the server serves it: its reference and fetch_passage's body."""
+    source_id: str
+    pointer: dict[str, Any]
+    body: dict[str, Any]
+
+
+@dataclass
+class Session:
+    """One MCP session (a stdio process or an HTTP session), over raw JSON-RPC."""
+    conn: Any
+    profile: contracts.Profile
+    fixture: NotebooksFixture
+    found: dict[tuple[str, str], Found] = field(default_factory=dict)
+    artifacts: dict[str, dict[str, ArtifactInfo]] = field(default_factory=dict)  # role -> wire id -> artifact
+
+    def raw(self, tool: str, arguments: Any, timeout: float = 60) -> tuple[dict[str, Any], str]:
+        return self.conn.call_tool(tool, arguments, timeout=timeout), describe_call(tool, arguments)
+
+    def ok(self, tool: str, arguments: dict[str, Any], req: str) -> dict[str, Any]:
+        """Assert a successful result and return its JSON object."""
+        response, request = self.raw(tool, arguments)
+        if not called_ok(response):
+            raise RequirementFailure([Finding(req, f"expected a result, got {short(response, 300)}", None, request)])
+        body = tool_output(response, req)
+        if not isinstance(body, dict):
+            raise RequirementFailure([Finding(req, f"the result is not a JSON object: {short(body)}", None, request)])
+        return body
+
+    def error(self, tool: str, arguments: Any, req: str, what: str) -> dict[str, Any]:
+        """Assert a failure carrying the taxonomy's envelope on an accepted channel."""
+        response, request = self.raw(tool, arguments)
+        return structured_error(response, self.profile, req, what, request=request)
+
+    def enter(self, role: str, req: str) -> dict[str, Any]:
+        cid = ROLES[role]
+        response, request = self.raw("enter_collection", {"collection_id": cid})
+        if not called_ok(response):
+            raise blocked(req, f"enter_collection {cid} failed: {short(response, 200)}", request)
+        return tool_output(response, req)
+
+    # -- finding the fixture's passages and artifacts -------------------------------------------
+    def find(self, role: str, passage: PassageInfo, req: str) -> Found:
+        """The server's passage for a fixture passage: searched by its text, then the result on
+        its notebook (and page) whose fetched text is it, holds it, or is held by it. The session
+        must be in `role`'s collection."""
+        key = (role, passage.source_id)
+        if key in self.found:
+            return self.found[key]
+        args = {"query": passage.exact_text, "k": 50}
+        response, request = self.raw("semantic_search", args)
+        if not called_ok(response):
+            raise blocked(req, f"semantic_search failed: {short(response, 200)}", request)
+        results = (tool_output(response, req) or {}).get("results") or []
+        best: tuple[int, Found] | None = None
+        for result in results:
+            pointer = result.get("source_pointer") or {} if isinstance(result, dict) else {}
+            if pointer.get("notebook_id") != passage.notebook_id or pointer.get("page") not in (None, passage.page):
+                continue
+            fetched, _ = self.raw("fetch_passage", {"source_id": result.get("reference_id")})
+            if not called_ok(fetched):
+                continue
+            body = tool_output(fetched, req)
+            text = ((body or {}).get("passage") or {}).get("exact_text")
+            if not isinstance(text, str) or not text:
+                continue
+            rank = 0 if text == passage.exact_text else 1 if passage.exact_text in text else \
+                2 if text in passage.exact_text else None
+            if rank is not None and (best is None or rank < best[0]):
+                best = (rank, Found(result["reference_id"], pointer, body))
+        if best is None:
+            raise blocked(req, f"semantic_search for the fixture's {passage.kind} passage found no result on its "
+                               "notebook and page whose text matches (see ON-SRCH-008)", request)
+        self.found[key] = best[1]
+        return best[1]
+
+    def fetched(self, query: str, req: str, k: int = 10) -> list[tuple[dict[str, Any], dict[str, Any], str]]:
+        """Search, then fetch every result: (search result, fetch_passage body, request) of
+        each fetch that succeeded."""
+        body = self.ok("semantic_search", {"query": query, "k": k}, req)
+        out = []
+        for result in body.get("results") or []:
+            if not isinstance(result, dict) or not isinstance(result.get("reference_id"), str):
+                continue
+            response, request = self.raw("fetch_passage", {"source_id": result["reference_id"]})
+            if called_ok(response):
+                out.append((result, tool_output(response, req), request))
+        return out
+
+    def artifact_ids(self, req: str) -> dict[str, list[str]]:
+        """Set id -> the artifact ids list_artifact_sets names for it, in the active collection."""
+        body = self.ok("list_artifact_sets", {}, req)
+        out: dict[str, list[str]] = {}
+        for entry in body.get("artifact_sets") or []:
+            if not isinstance(entry, dict):
+                continue
+            items = find_list(self.profile, "list_artifact_sets.artifact_ids", entry) or []
+            ids = [i if isinstance(i, str) else i.get("artifact_id") for i in items
+                   if isinstance(i, str) or isinstance(i, dict)]
+            out[str(entry.get("artifact_set_id"))] = [i for i in ids if isinstance(i, str)]
+        return out
+
+    def artifact_map(self, role: str, req: str) -> dict[str, ArtifactInfo]:
+        """Wire id -> the fixture artifact it names, for the collection of `role` (the session
+        must be in it): listed ids matched by their contents, else by ending with the layout's
+        artifact_id, else in the manifest's order."""
+        if role in self.artifacts:
+            return self.artifacts[role]
+        listed = self.artifact_ids(req)
+        layout: dict[str, list[ArtifactInfo]] = {}
+        for artifact in self.fixture.collection(role).artifacts:
+            layout.setdefault(artifact.artifact_set_id, []).append(artifact)
+        mapping: dict[str, ArtifactInfo] = {}
+        for set_id, artifacts in layout.items():
+            ids = listed.get(set_id, [])
+            if not ids:
+                continue
+            remaining = list(artifacts)
+            for wire in ids:
+                response, _ = self.raw("retrieve_artifact", {"artifact_id": wire})
+                contents = (tool_output(response, req) or {}).get("contents") if called_ok(response) else None
+                match = next((a for a in remaining if self.fixture.payload(a) == contents), None) or \
+                    next((a for a in remaining if wire == a.local_id or wire.endswith(a.local_id)
+                          and not wire[-len(a.local_id) - 1].isalnum()), None)
+                if match is None and len(ids) == len(artifacts):
+                    match = artifacts[ids.index(wire)] if artifacts[ids.index(wire)] in remaining else None
+                if match is not None:
+                    mapping[wire] = match
+                    remaining.remove(match)
+        if not mapping:
+            raise blocked(req, "list_artifact_sets names no artifact id the suite can use (see ON-COLL-007)")
+        self.artifacts[role] = mapping
+        return mapping
+
+
+def content_tokens(fixture: NotebooksFixture, *, titles: bool = True) -> dict[str, str]:
+    """Label -> a text that only notebook or artifact content holds: every collection's
+    canaries (titles optional: a notebook title is metadata provenance may name) and the
+    active collection's notable passages of 40 characters or more."""
+    out = {}
+    for role in ROLES:
+        for kind, token in fixture.collection(role).canaries.items():
+            if titles or kind != "title":
+                out[f"{role} {kind} canary"] = token
+    for n, passage in enumerate(fixture.collection("active").passages, 1):
+        if len(passage.exact_text) >= 40 and passage.kind != "canary":
+            out[f"active {passage.kind} passage {n}"] = passage.exact_text
+    return out
+
+
+def hits(body: Any, needles: dict[str, str], echoed: tuple[str, ...] = ()) -> list[str]:
+    """The labels of `needles` found in a JSON body, after removing every string that is only
+    the caller's own text (`echoed`: e.g. the query a result repeats)."""
+    def strip(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: strip(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [strip(v) for v in value]
+        return "" if isinstance(value, str) and value in echoed else value
+    found = list(strings(strip(body)))  # decoded strings: JSON escapes cannot hide a needle
+    return sorted(label for label, needle in needles.items() if any(needle in text for text in found))
+
+
+__all__ = ["AVAILABLE_OPERATIONS", "COLLECTION_SCOPED", "Found", "Session", "blocked", "choice", "content_tokens",
+           "error_type", "hits", "profiles_mark", "result_meta", "PROFILE", "ROLES", "STEP_ORDER"]

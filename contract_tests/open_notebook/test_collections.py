@@ -1,0 +1,197 @@
+"""Integration tier: response shapes, the error taxonomy, collections, artifact sets, and the
+Domicile invariants a session shows by itself (SAFE, no preload, replacement)."""
+
+from __future__ import annotations
+
+import pytest
+
+from contract_tests.checks import _error_document  # noqa: PLC2701 - the channel detection is the suite's own
+from contract_tests.checks import called_ok, schema_errors, short, structured_error, tool_output
+from contract_tests.harness.notebooks import CROSS_QUERIES, ROLES
+from contract_tests.open_notebook.common import COLLECTION_SCOPED, error_type, hits, profiles_mark
+from contract_tests.verdicts import Finding, Findings, RequirementFailure, describe_call, esc, one_case
+
+pytestmark = [profiles_mark, pytest.mark.integration]
+
+
+@pytest.mark.req("ON-SHAPE-001")
+def test_every_response_matches_the_seeds_structure(walk, profile):
+    with Findings() as findings:
+        for tool in profile.required_tools:
+            done = walk.successes(tool)
+            if not done:
+                findings.items.append(Finding("ON-SHAPE-001", f"not checked: no {tool} call succeeded in the tour",
+                                              tool, None, "blocked"))
+                continue
+            validator = profile.output_validator(tool)
+            for _t, args, response in done:
+                with one_case(findings, "ON-SHAPE-001", tool, describe_call(tool, args)):
+                    errors = schema_errors(validator, tool_output(response, "ON-SHAPE-001"))
+                    findings.check(not errors, "ON-SHAPE-001", f"does not match the seed's structure: {errors[:3]}",
+                                   case=tool, request=describe_call(tool, args))
+
+
+@pytest.mark.req("ON-ERR-001")
+def test_every_failure_is_the_taxonomys_envelope_on_one_channel(main, notebooks):
+    """Failures of every kind the taxonomy names for a domain error: an unknown collection,
+    source and artifact, a forged stream token, a source of another collection."""
+    main.enter("other", "ON-ERR-001")
+    try:
+        foreign = [main.find("other", notebooks.collection("other").passage("probe"), "ON-ERR-001").source_id]
+    except RequirementFailure:
+        foreign = []  # no source of the other collection to send (ON-SRCH-008 reports why)
+    main.enter("active", "ON-ERR-001")
+    calls = [("enter_collection", {"collection_id": "rc-no-such-collection"}),
+             ("fetch_passage", {"source_id": "rc-no-such-source"}),
+             ("retrieve_artifact", {"artifact_id": "rc-no-such-artifact"}),
+             ("next_stream_chunk", {"stream_token": "rc-forged-token-00000000000000000000"}),
+             ("explain_provenance", {"id": "rc-no-such-source", "id_type": "source"})]
+    calls += [("fetch_passage", {"source_id": ident}) for ident in foreign]
+    channels: dict[str, int] = {}
+    with Findings() as findings:
+        for tool, args in calls:
+            response, request = main.raw(tool, args)
+            with one_case(findings, "ON-ERR-001", tool, request):
+                structured_error(response, main.profile, "ON-ERR-001", f"{tool} failure", request=request, case=tool)
+                channel = _error_document(response)[0]
+                channels[channel] = channels.get(channel, 0) + 1
+        findings.check(len(channels) <= 1, "ON-ERR-001", f"failures came on several channels: {channels}")
+
+
+@pytest.mark.req("ON-COLL-001")
+def test_list_collections_lists_every_collection_with_its_metadata(main, notebooks):
+    body = main.ok("list_collections", {}, "ON-COLL-001")
+    listed = {c.get("collection_id"): c for c in body.get("collections") or [] if isinstance(c, dict)}
+    with Findings() as findings:
+        findings.check(sorted(listed) == sorted(ROLES.values()), "ON-COLL-001",
+                       f"collections listed: {sorted(map(str, listed))}, not the fixture's {sorted(ROLES.values())}")
+        for role, cid in ROLES.items():
+            entry, meta, info = listed.get(cid), notebooks.collection_meta(cid), notebooks.collection(role)
+            if entry is None:
+                continue
+            expected = {"title": meta["title"], "date_range": meta["date_range"], "domain_tags": meta["domain_tags"],
+                        "notebook_count": len(info.notebook_ids), "artifact_count": len(info.artifacts)}
+            for key, value in expected.items():
+                findings.check(entry.get(key) == value, "ON-COLL-001", f"{key} is {short(entry.get(key))}, not "
+                               f"{short(value)}", case=cid)
+        total = (body.get("metadata") or {}).get("total_collections")
+        findings.check(total == len(listed), "ON-COLL-001", f"total_collections is {short(total)} for {len(listed)}")
+
+
+@pytest.mark.req("ON-COLL-004")
+def test_entering_an_unknown_collection_fails_with_collection_not_found(main):
+    document = main.error("enter_collection", {"collection_id": "rc-no-such-collection"}, "ON-COLL-004",
+                          "enter_collection of an unknown id")
+    with Findings() as findings:
+        findings.check(error_type(document) == "collection_not_found", "ON-COLL-004",
+                       f"the error type is {short(error_type(document))}")
+
+
+@pytest.mark.req("ON-COLL-005")
+def test_list_artifact_sets_lists_the_active_collections_sets(main, notebooks):
+    main.enter("active", "ON-COLL-005")
+    body = main.ok("list_artifact_sets", {}, "ON-COLL-005")
+    info = notebooks.collection("active")
+    listed = {s.get("artifact_set_id"): s for s in body.get("artifact_sets") or [] if isinstance(s, dict)}
+    with Findings() as findings:
+        findings.check(body.get("collection_id") == info.collection_id, "ON-COLL-005",
+                       f"collection_id is {short(body.get('collection_id'))}")
+        findings.check(sorted(listed) == sorted(info.artifact_set_ids), "ON-COLL-005",
+                       f"sets listed: {sorted(map(str, listed))}, not {sorted(info.artifact_set_ids)}")
+        for set_id in info.artifact_set_ids:
+            entry, manifest = listed.get(set_id), notebooks.manifest("active", set_id)
+            if entry is None:
+                continue
+            expected = {"artifact_type": manifest["artifact_type"], "status": manifest["status"],
+                        "created_at": manifest["created_at"], "source_notebooks": manifest["source_notebooks"],
+                        "artifact_count": len(manifest["artifacts"])}
+            for key, value in expected.items():
+                findings.check(entry.get(key) == value, "ON-COLL-005", f"{key} is {short(entry.get(key))}, not "
+                               f"{short(value)}", case=set_id)
+
+
+@pytest.mark.req("ON-COLL-007")
+def test_each_artifact_set_names_its_artifacts_ids(main, notebooks):
+    main.enter("active", "ON-COLL-007")
+    listed = main.artifact_ids("ON-COLL-007")
+    with Findings() as findings:
+        for set_id in notebooks.collection("active").artifact_set_ids:
+            count = len(notebooks.manifest("active", set_id)["artifacts"])
+            ids = listed.get(set_id, [])
+            findings.check(len(ids) == count, "ON-COLL-007", f"names {len(ids)} artifact ids for {count} artifacts",
+                           case=set_id)
+            for wire in ids:
+                response, request = main.raw("retrieve_artifact", {"artifact_id": wire})
+                findings.check(called_ok(response), "ON-COLL-007", "a listed id is not retrievable", case=set_id,
+                               request=request)
+
+
+@pytest.mark.req("ON-DOM-001", "ON-DOM-002")
+def test_a_new_session_has_no_collection(main, new_session, notebooks):
+    """Identifiers that exist (taken from the worker's session in the active collection) are
+    sent from a new session: every collection-scoped tool must refuse them."""
+    main.enter("active", "ON-DOM-001")
+    source, artifact = "rc-no-such-source", "rc-no-such-artifact"
+    try:  # real identifiers where the server gives them (their lookup is checked elsewhere)
+        source = main.find("active", notebooks.collection("active").passage("probe"), "ON-DOM-001").source_id
+        artifact = next(iter(main.artifact_map("active", "ON-DOM-001")))
+    except RequirementFailure:
+        pass
+    arguments = {"list_artifact_sets": {}, "semantic_search": {"query": "kelp"}, "fetch_passage": {"source_id": source},
+                 "retrieve_artifact": {"artifact_id": artifact}, "begin_result_stream": {"query": "kelp"}}
+    fresh = new_session()
+    with Findings() as findings:
+        for tool in COLLECTION_SCOPED:
+            response, request = fresh.raw(tool, arguments[tool])
+            with one_case(findings, "ON-DOM-001", tool, request):
+                document = structured_error(response, fresh.profile, "ON-DOM-001", f"{tool} without a collection",
+                                            request=request, case=tool)
+                error = document.get("error") or {}
+                findings.check(error.get("type") == "no_collection_context", "ON-DOM-001",
+                               f"the error type is {short(error.get('type'))}", case=tool, request=request)
+                findings.check(isinstance(error.get("recovery"), str) and error["recovery"].strip(), "ON-DOM-001",
+                               "no recovery guidance", case=tool, request=request)
+        for kind, ident in (("source", source), ("artifact", artifact)):
+            response, request = fresh.raw("explain_provenance", {"id": ident, "id_type": kind})
+            findings.check(not called_ok(response), "ON-DOM-002", "explain_provenance answered without a collection",
+                           case=kind, request=request)
+
+
+@pytest.mark.req("ON-DOM-004")
+def test_entering_a_collection_opens_none_of_its_notebooks_or_artifacts(main, notebooks):
+    main.enter("other", "ON-DOM-004")
+    with notebooks.reading() as reads:
+        main.enter("active", "ON-DOM-004")
+    if not reads.seen:
+        pytest.skip("inotify is not available: the files a server opens cannot be seen")
+    cid = ROLES["active"]
+    notebook_files = [loc for loc in reads.locations
+                      if loc.startswith(f"notebooks/{cid}/notebooks/") and loc.endswith(".md")]
+    artifact_files = [loc for loc in reads.locations if loc.startswith(f"notebooks/{cid}/artifacts/")
+                      and loc.count("/") == 4 and not loc.endswith("/set.json")]
+    opened = notebook_files + artifact_files
+    with Findings() as findings:
+        findings.check(not opened, "ON-DOM-004", f"enter_collection opened {esc(opened[:4])}")
+
+
+@pytest.mark.req("ON-DOM-005")
+def test_entering_another_collection_replaces_the_context(main, notebooks):
+    main.enter("active", "ON-DOM-005")
+    source = main.find("active", notebooks.collection("active").passage("probe"), "ON-DOM-005").source_id
+    artifacts = list(main.artifact_map("active", "ON-DOM-005"))
+    main.enter("other", "ON-DOM-005")
+    first = notebooks.tokens("active")
+    with Findings() as findings:
+        body = main.ok("list_artifact_sets", {}, "ON-DOM-005")
+        findings.check(body.get("collection_id") == ROLES["other"], "ON-DOM-005",
+                       f"list_artifact_sets names {short(body.get('collection_id'))} after entering {ROLES['other']}")
+        for query in CROSS_QUERIES:
+            args = {"query": query, "k": 50}
+            found = hits(main.ok("semantic_search", args, "ON-DOM-005"), first, echoed=(query,))
+            findings.check(not found, "ON-DOM-005", f"the first collection's content came back: {found}",
+                           case=query, request=describe_call("semantic_search", args))
+        for tool, args in [("fetch_passage", {"source_id": source})] + [
+                ("retrieve_artifact", {"artifact_id": a}) for a in artifacts[:2]]:
+            response, request = main.raw(tool, args)
+            findings.check(not called_ok(response), "ON-DOM-005", "the first collection's item was served",
+                           case=tool, request=request)

@@ -1,0 +1,183 @@
+"""Data integrity tier: checksums the suite recomputes, and files changed on disk after
+start-up (their modification times kept, so only a checksum can tell) that must never be
+served as verified. (Fixture and HOME unchanged: the shared concern tests.)"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from contract_tests.checks import called_ok, short, structured_error, tool_output
+from contract_tests.harness.adapter import snapshot, snapshot_diff
+from contract_tests.harness.notebook_generator import ArtifactInfo
+from contract_tests.open_notebook.common import Found, Session, blocked, choice, profiles_mark
+from contract_tests.open_notebook.conftest import pull
+from contract_tests.verdicts import Findings, RequirementFailure, esc, one_case
+
+pytestmark = [profiles_mark, pytest.mark.data_integrity]
+COVERAGES = ("exact_text", "passage_with_context", "notebook_file")
+
+
+def _digests(body: dict[str, Any], notebooks, role: str) -> dict[str, str]:
+    """What each coverage the profile accepts hashes to, for one fetch_passage body."""
+    passage, provenance = body.get("passage") or {}, body.get("provenance") or {}
+    exact, before, after = (str(passage.get(k) or "") for k in ("exact_text", "context_before", "context_after"))
+    out = {"exact_text": hashlib.sha256(exact.encode("utf-8")).hexdigest(),
+           "passage_with_context": hashlib.sha256((before + exact + after).encode("utf-8")).hexdigest()}
+    notebook = notebooks.collection(role).notebooks.get(provenance.get("notebook_id"))
+    if notebook is not None:
+        out["notebook_file"] = hashlib.sha256(notebook.text.encode("utf-8")).hexdigest()
+    return out
+
+
+@pytest.mark.req("ON-PASS-004")
+def test_the_passage_checksum_is_the_sha256_of_what_it_covers(main, notebooks):
+    main.enter("active", "ON-PASS-004")
+    declared = choice("passage_checksum")
+    fetched = [f for p in notebooks.collection("active").passages if p.kind != "canary"
+               for f in main.fetched(p.exact_text, "ON-PASS-004", k=3)]
+    common: set[str] | None = None
+    with Findings() as findings:
+        findings.check(fetched, "ON-PASS-004", "no fetch_passage of a search result succeeded")
+        for _result, body, request in fetched:
+            integrity = body.get("integrity") or {}
+            checksum = str(integrity.get("checksum") or "").lower()
+            matched = {name for name, digest in _digests(body, notebooks, "active").items() if digest == checksum}
+            case = str(body.get("source_id"))
+            if declared:
+                findings.check(declared in matched, "ON-PASS-004", f"the checksum is not the SHA-256 of {declared} "
+                               f"(declared); it matches {sorted(matched) or 'none of ' + str(list(COVERAGES))}",
+                               case=case, request=request)
+            else:
+                findings.check(matched, "ON-PASS-004", f"the checksum {esc(checksum, 70)} is the SHA-256 of none of "
+                               f"{list(COVERAGES)}", case=case, request=request)
+            common = matched if common is None else common & matched
+            findings.check(integrity.get("verified") is True, "ON-PASS-004", "verified is not true on an unchanged "
+                           "fixture", case=case, request=request)
+        if not declared and fetched and common is not None:
+            findings.check(common, "ON-PASS-004", "the checksums do not all cover the same thing")
+
+
+@dataclass
+class Tampered:
+    session: Session
+    passage: Found | None = None
+    original: str = ""
+    artifacts: list[tuple[str, ArtifactInfo]] = field(default_factory=list)
+
+
+@pytest.fixture(scope="module")
+def tampered(servers, profile, notebooks, tmp_path_factory):
+    """A private fixture and a server started on it; the long-context passage and the
+    artifacts are looked up, then their files change on disk."""
+    if notebooks.imported:
+        pytest.skip("the server reads the store its load command filled; the suite cannot change what it serves")
+    fixture = type(notebooks).build(profile, tmp_path_factory.mktemp("tamper"), {})
+    conn = servers.start(fixture)
+    conn.initialize()
+    state = Tampered(Session(conn, profile, fixture))
+    state.session.enter("active", "ON-ART-007")
+    passage = fixture.collection("active").passage("long_context")
+    try:
+        state.passage = state.session.find("active", passage, "ON-PASS-007")
+        state.original = state.passage.body["passage"]["exact_text"]
+    except RequirementFailure:
+        pass
+    try:
+        mapped = state.session.artifact_map("active", "ON-ART-007").items()
+        for set_id in ("summaries", "term-extractions"):  # a Markdown and a JSON artifact
+            state.artifacts += [(w, a) for w, a in mapped if a.artifact_set_id == set_id][:1]
+    except RequirementFailure:
+        pass
+    text = fixture.notebook("active", passage.notebook_id).text
+    fixture.tamper(passage.notebook_path, text.replace(passage.exact_text, passage.exact_text.swapcase()).encode())
+    for _wire, artifact in state.artifacts:
+        data = (fixture.notebooks / artifact.contents_path).read_bytes()
+        fixture.tamper(artifact.contents_path, data.replace(b"e", b"E"))
+    yield state
+    conn.close(timeout=3)
+    fixture.close()
+
+
+@pytest.mark.req("ON-PASS-007")
+def test_a_changed_notebook_is_never_served_as_verified(tampered):
+    if tampered.passage is None:
+        raise blocked("ON-PASS-007", "the long-context passage was not found before the change (see ON-SRCH-008)")
+    response, request = tampered.session.raw("fetch_passage", {"source_id": tampered.passage.source_id})
+    with Findings() as findings:
+        if not called_ok(response):
+            return  # refused: never served as verified
+        body = tool_output(response, "ON-PASS-007")
+        exact = (body.get("passage") or {}).get("exact_text")
+        verified = (body.get("integrity") or {}).get("verified")
+        findings.check(exact == tampered.original or verified is False, "ON-PASS-007",
+                       f"changed text served with verified {short(verified)}: {esc(exact, 80)}", request=request)
+
+
+def _verified_values(value: Any) -> list[Any]:
+    if isinstance(value, dict):
+        return [v for k, v in value.items() if k == "verified"] + [x for v in value.values() for x in _verified_values(v)]
+    if isinstance(value, list):
+        return [x for v in value for x in _verified_values(v)]
+    return []
+
+
+@pytest.mark.req("ON-ART-007")
+def test_a_changed_artifact_is_never_served_as_verified(tampered, profile):
+    declared = choice("tamper_report")
+    outcomes: dict[str, str] = {}
+    with Findings() as findings:
+        findings.check(tampered.artifacts, "ON-ART-007", "no artifact could be looked up before the change")
+        for wire, _artifact in tampered.artifacts:
+            response, request = tampered.session.raw("retrieve_artifact", {"artifact_id": wire})
+            if not called_ok(response):
+                outcomes[wire] = "error"
+                with one_case(findings, "ON-ART-007", wire, request):
+                    structured_error(response, profile, "ON-ART-007", "a changed artifact", request=request, case=wire)
+            else:
+                outcomes[wire] = "unverified"
+                flags = _verified_values(tool_output(response, "ON-ART-007"))
+                findings.check(False in flags and True not in flags, "ON-ART-007",
+                               f"a changed artifact was served with verified flags {flags or 'none'}", case=wire,
+                               request=request)
+            if declared:
+                findings.check(outcomes[wire] == declared, "ON-ART-007", f"reported as {outcomes[wire]}, the "
+                               f"declaration says {declared}", case=wire, request=request)
+        findings.check(len(set(outcomes.values())) <= 1, "ON-ART-007", f"reported two ways: {outcomes}")
+
+
+@pytest.mark.req("ON-RO-001")
+def test_every_tool_leaves_the_fixture_unchanged(servers, profile, notebooks, tmp_path_factory):
+    """A private fixture, snapshotted before its server starts and after a tour of all eleven
+    tools (what the shared sweep cannot reach: fetches, artifacts, provenance, a whole
+    stream) and of mutation attempts: bytes and modification times must not move."""
+    fixture = type(notebooks).build(profile, tmp_path_factory.mktemp("tour"), {})
+    before = snapshot(fixture.root)
+    conn = servers.start(fixture)
+    conn.initialize()
+    session = Session(conn, profile, fixture)
+    try:
+        session.enter("active", "ON-RO-001")
+        for tool in ("describe_world", "list_collections", "list_constraints", "list_artifact_sets"):
+            session.raw(tool, {})
+        for _result, body, _request in session.fetched(fixture.collection("active").passage("probe").exact_text,
+                                                       "ON-RO-001"):
+            session.raw("explain_provenance", {"id": body.get("source_id"), "id_type": "source"})
+        for wire in session.artifact_map("active", "ON-RO-001"):
+            session.raw("retrieve_artifact", {"artifact_id": wire})
+            session.raw("explain_provenance", {"id": wire, "id_type": "artifact"})
+        begun = session.ok("begin_result_stream", {"query": "kelp"}, "ON-RO-001")
+        pull(session, str(begun.get("stream_token")), "ON-RO-001")
+        for tool, args in (("write_notebook", {"notebook_id": "nb-0001", "text": "x"}),
+                           ("delete_notebook", {"notebook_id": "nb-0001"}),
+                           ("fetch_passage", {"source_id": "x", "replace_with": "x"})):
+            session.raw(tool, args)
+    finally:
+        conn.close(timeout=5)
+    changes = snapshot_diff(before, snapshot(fixture.root))
+    fixture.close()
+    with Findings() as findings:
+        findings.check(not changes, "ON-RO-001", f"{len(changes)} change(s) to the fixture: {changes[:5]}")

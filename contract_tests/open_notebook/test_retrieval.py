@@ -1,0 +1,218 @@
+"""Integration tier: semantic_search (k, the cap, the collection boundary, finding a passage)
+and fetch_passage (verbatim text checked against the fixture's files, bounded context,
+provenance, errors). Passages are found as a client finds them: searched, then fetched."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from contract_tests.checks import called_ok, short, structured_error, tool_output
+from contract_tests.harness.notebooks import BROAD_QUERY, CROSS_QUERIES, NotebooksFixture
+from contract_tests.open_notebook.common import choice, error_type, hits, profiles_mark
+from contract_tests.open_notebook.conftest import pull
+from contract_tests.verdicts import Findings, describe_call, esc, one_case
+
+pytestmark = [profiles_mark, pytest.mark.integration]
+NOTABLE = ("probe", "long_context", "multiline", "list", "fence", "unicode")
+
+
+def _notable(notebooks: NotebooksFixture, role: str = "active"):
+    return [p for p in notebooks.collection(role).passages if p.kind in NOTABLE]
+
+
+def _count(body: dict[str, Any]) -> tuple[list[Any], Any]:
+    results = body.get("results") if isinstance(body.get("results"), list) else []
+    return results, (body.get("metadata") or {}).get("total_matches")
+
+
+@pytest.mark.req("ON-SRCH-002")
+def test_k_defaults_to_10_and_bounds_the_results(main):
+    main.enter("active", "ON-SRCH-002")
+    with Findings() as findings:
+        for k, cap in ((None, 10), (1, 1), (3, 3), (50, 50)):
+            args = {"query": BROAD_QUERY} | ({"k": k} if k is not None else {})
+            case = f"k={k}" if k is not None else "default"
+            body = main.ok("semantic_search", args, "ON-SRCH-002")
+            results, total = _count(body)
+            request = describe_call("semantic_search", args)
+            findings.check(len(results) <= cap, "ON-SRCH-002", f"{len(results)} results for a cap of {cap}",
+                           case=case, request=request)
+            if isinstance(total, (int, float)) and total > cap:
+                findings.check(len(results) == cap, "ON-SRCH-002", f"{len(results)} results although {total} "
+                               f"passages match and k is {cap}", case=case, request=request)
+            returned = (body.get("metadata") or {}).get("returned")
+            findings.check(returned == len(results), "ON-SRCH-002", f"metadata.returned is {short(returned)} for "
+                           f"{len(results)} results", case=case, request=request)
+
+
+@pytest.mark.req("ON-SRCH-003")
+def test_k_over_50_is_clamped_or_refused(main, profile):
+    main.enter("active", "ON-SRCH-003")
+    cap = int(profile.limits["max_k"])
+    declared = choice("k_over_max")
+    outcomes: dict[str, str] = {}
+    with Findings() as findings:
+        for k in (51, 100, 1000):
+            args = {"query": BROAD_QUERY, "k": k}
+            response, request = main.raw("semantic_search", args)
+            case = f"k={k}"
+            if called_ok(response):
+                outcomes[case] = "clamp"
+                results, total = _count(tool_output(response, "ON-SRCH-003"))
+                findings.check(len(results) <= cap, "ON-SRCH-003", f"{len(results)} results for k={k}", case=case,
+                               request=request)
+                if isinstance(total, (int, float)) and total > cap:
+                    findings.check(len(results) == cap, "ON-SRCH-003", f"clamped to {len(results)}, not {cap}, "
+                                   f"although {total} passages match", case=case, request=request)
+            else:
+                outcomes[case] = "error"
+                with one_case(findings, "ON-SRCH-003", case, request):
+                    structured_error(response, profile, "ON-SRCH-003", f"semantic_search with k={k}", request=request)
+            if declared:
+                findings.check(outcomes[case] == declared, "ON-SRCH-003", f"k={k} gave {outcomes[case]}, the "
+                               f"declaration says {declared}", case=case, request=request)
+        findings.check(len(set(outcomes.values())) <= 1, "ON-SRCH-003", f"k over 50 is handled two ways: {outcomes}")
+
+
+@pytest.mark.req("ON-SRCH-007")
+def test_search_and_streams_stay_in_the_active_collection(main, notebooks):
+    """Queries that match a canary passage or title heading of every collection: nothing of
+    another collection (its canaries) may come back, in search results or stream chunks."""
+    main.enter("active", "ON-SRCH-007")
+    foreign = notebooks.tokens("other", "sealed")
+    with Findings() as findings:
+        for query in CROSS_QUERIES:
+            args = {"query": query, "k": 50}
+            found = hits(main.ok("semantic_search", args, "ON-SRCH-007"), foreign, echoed=(query,))
+            findings.check(not found, "ON-SRCH-007", f"another collection's content came back: {found}",
+                           case=f"search:{query}", request=describe_call("semantic_search", args))
+            begun = main.ok("begin_result_stream", {"query": query}, "ON-SRCH-007")
+            chunks = pull(main, str(begun.get("stream_token")), "ON-SRCH-007")
+            found = hits(chunks, foreign, echoed=(query,))
+            findings.check(not found, "ON-SRCH-007", f"another collection's content came back in a stream: {found}",
+                           case=f"stream:{query}", request=describe_call("begin_result_stream", {"query": query}))
+
+
+@pytest.mark.req("ON-SRCH-008")
+def test_a_passages_own_text_finds_it_and_results_are_ranked(main, notebooks):
+    main.enter("active", "ON-SRCH-008")
+    with Findings() as findings:
+        for passage in _notable(notebooks):
+            args = {"query": passage.exact_text}
+            body = main.ok("semantic_search", args, "ON-SRCH-008")
+            results, _total = _count(body)
+            pointers = [(r.get("source_pointer") or {}) for r in results if isinstance(r, dict)]
+            case, request = f"{passage.kind}:{passage.notebook_id}:{passage.page}", describe_call("semantic_search", args)
+            findings.check(any(p.get("notebook_id") == passage.notebook_id and p.get("page") in (None, passage.page)
+                               for p in pointers), "ON-SRCH-008",
+                           f"no result points at its notebook and page (got {esc(pointers[:3], 200)})",
+                           case=case, request=request)
+            scores = [r.get("relevance_score") for r in results if isinstance(r, dict)]
+            findings.check(all(isinstance(s, (int, float)) for s in scores) and scores == sorted(scores, reverse=True),
+                           "ON-SRCH-008", f"relevance scores are not in descending order: {short(scores)}",
+                           case=case, request=request)
+
+
+def verbatim_problems(notebooks: NotebooksFixture, role: str, body: dict[str, Any]) -> list[str]:
+    """Why a fetch_passage body is not verbatim text of the fixture (empty: it is)."""
+    provenance, passage = body.get("provenance") or {}, body.get("passage") or {}
+    notebook = notebooks.collection(role).notebooks.get(provenance.get("notebook_id"))
+    if notebook is None:
+        return [f"provenance names notebook {esc(provenance.get('notebook_id'))}, not one of the collection's"]
+    exact, before, after = (passage.get(k) for k in ("exact_text", "context_before", "context_after"))
+    if not isinstance(exact, str) or not exact:
+        return ["exact_text is empty or not a string"]
+    problems = []
+    page = provenance.get("page")
+    if page is None:
+        within = notebook.text
+    elif isinstance(page, int) and 1 <= page <= len(notebook.page_texts):
+        within = notebook.page_texts[page - 1]
+    else:
+        return [f"provenance names page {esc(page)}, which the notebook does not have"]
+    if exact not in within:
+        problems.append(f"exact_text is not verbatim text of {'the notebook' if page is None else f'page {page}'}: "
+                        f"{esc(exact, 80)}")
+    elif isinstance(before, str) and isinstance(after, str) and before + exact + after not in notebook.text:
+        problems.append("context_before, exact_text and context_after are not one contiguous span of the notebook")
+    return problems
+
+
+@pytest.mark.req("ON-PASS-001")
+def test_fetched_passages_are_verbatim_text_of_the_fixture(main, notebooks):
+    main.enter("active", "ON-PASS-001")
+    fetched = [f for p in _notable(notebooks) for f in main.fetched(p.exact_text, "ON-PASS-001", k=5)]
+    with Findings() as findings:
+        findings.check(fetched, "ON-PASS-001", "no fetch_passage of a search result succeeded")
+        for _result, body, request in fetched:
+            for problem in verbatim_problems(notebooks, "active", body):
+                findings.fail("ON-PASS-001", problem, case=str(body.get("source_id")), request=request)
+
+
+@pytest.mark.req("ON-PASS-002")
+def test_context_is_at_most_500_characters_on_each_side(main, notebooks, profile):
+    main.enter("active", "ON-PASS-002")
+    limit = int(profile.limits["context_chars"])
+    fetched = [f for p in _notable(notebooks) for f in main.fetched(p.exact_text, "ON-PASS-002", k=5)]
+    with Findings() as findings:
+        findings.check(fetched, "ON-PASS-002", "no fetch_passage of a search result succeeded")
+        for _result, body, request in fetched:
+            passage = body.get("passage") or {}
+            for side in ("context_before", "context_after"):
+                value = passage.get(side)
+                findings.check(isinstance(value, str) and len(value) <= limit, "ON-PASS-002",
+                               f"{side} has {len(value) if isinstance(value, str) else short(value)} characters",
+                               case=f"{body.get('source_id')}:{side}", request=request)
+
+
+@pytest.mark.req("ON-PASS-003")
+def test_provenance_names_the_passages_notebook_and_page(main, notebooks):
+    main.enter("active", "ON-PASS-003")
+    with Findings() as findings:
+        for passage in _notable(notebooks):
+            found = main.find("active", passage, "ON-PASS-003")
+            provenance = found.body.get("provenance") or {}
+            notebook = notebooks.notebook("active", passage.notebook_id)
+            case = f"{passage.kind}:{passage.notebook_id}"
+            findings.check(provenance.get("notebook_id") == passage.notebook_id, "ON-PASS-003",
+                           f"notebook_id is {short(provenance.get('notebook_id'))}", case=case)
+            findings.check(provenance.get("notebook_title") == notebook.title, "ON-PASS-003",
+                           f"notebook_title is {short(provenance.get('notebook_title'))}", case=case)
+            findings.check(provenance.get("page") in (None, passage.page), "ON-PASS-003",
+                           f"page is {short(provenance.get('page'))}, not {passage.page}", case=case)
+
+
+@pytest.mark.req("ON-PASS-006")
+def test_a_foreign_source_and_an_unknown_one_fail_with_their_types(main, notebooks):
+    main.enter("other", "ON-PASS-006")
+    foreign = main.find("other", notebooks.collection("other").passage("probe"), "ON-PASS-006").source_id
+    main.enter("active", "ON-PASS-006")
+    cases = [("outside", foreign, "source_outside_collection"), ("unknown", "rc-no-such-source", "source_not_found"),
+             ("unknown-suffix", foreign + "-rc-missing", None)]
+    with Findings() as findings:
+        for case, ident, expected in cases:
+            args = {"source_id": ident}
+            response, request = main.raw("fetch_passage", args)
+            with one_case(findings, "ON-PASS-006", case, request):
+                document = structured_error(response, main.profile, "ON-PASS-006", "fetch_passage", request=request)
+                allowed = (expected,) if expected else ("source_not_found", "source_outside_collection")
+                findings.check(error_type(document) in allowed, "ON-PASS-006",
+                               f"the error type is {short(error_type(document))}, not {' or '.join(allowed)}",
+                               case=case, request=request)
+
+
+@pytest.mark.req("ON-PASS-008")
+def test_provenance_timestamp_and_export_method_come_from_the_layout(main, notebooks):
+    main.enter("active", "ON-PASS-008")
+    with Findings() as findings:
+        for passage in _notable(notebooks):
+            provenance = main.find("active", passage, "ON-PASS-008").body.get("provenance") or {}
+            notebook = notebooks.notebook("active", passage.notebook_id)
+            case = f"{passage.kind}:{passage.notebook_id}:{passage.page}"
+            findings.check(provenance.get("timestamp") == notebook.page_timestamp(passage.page), "ON-PASS-008",
+                           f"timestamp is {short(provenance.get('timestamp'))}, the page's is "
+                           f"{notebook.page_timestamp(passage.page)}", case=case)
+            findings.check(provenance.get("export_method") == notebook.front["export_method"], "ON-PASS-008",
+                           f"export_method is {short(provenance.get('export_method'))}", case=case)

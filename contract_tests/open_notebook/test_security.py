@@ -1,0 +1,242 @@
+"""Security tier: what must never come back (content where the seed allows none, other
+collections' items), contexts that belong to one session and end with it, and refusals of
+mutation attempts. (Canary leaks on every channel: the shared concern tests and the guard.)"""
+
+from __future__ import annotations
+
+import pytest
+
+from contract_tests.checks import _error_document  # noqa: PLC2701 - the channel detection is the suite's own
+from contract_tests.checks import called_ok, not_a_failure, schema_errors, short, texts, tool_output
+from contract_tests.harness.notebooks import CROSS_QUERIES, ROLES
+from contract_tests.open_notebook.common import content_tokens, error_type, hits, profiles_mark
+from contract_tests.verdicts import Findings, describe_call, esc
+
+pytestmark = [profiles_mark, pytest.mark.security]
+
+
+@pytest.mark.req("ON-WORLD-003")
+def test_describe_world_and_list_constraints_carry_no_content(main, notebooks):
+    main.enter("active", "ON-WORLD-003")
+    with Findings() as findings:
+        for tool in ("describe_world", "list_constraints"):
+            _no_content(findings, main, notebooks, tool, "ON-WORLD-003", case=tool)
+
+
+def _no_content(findings: Findings, main, notebooks, tool: str, req: str, case: str | None = None) -> None:
+    """`tool` (no arguments, inside the active collection) returns no notebook text."""
+    found = hits(main.ok(tool, {}, req), content_tokens(notebooks))
+    findings.check(not found, req, f"{tool} returned content: {found}", case=case)
+
+
+@pytest.mark.req("ON-COLL-002")
+def test_list_collections_carries_no_content(main, notebooks):
+    main.enter("active", "ON-COLL-002")
+    with Findings() as findings:
+        _no_content(findings, main, notebooks, "list_collections", "ON-COLL-002")
+
+
+@pytest.mark.req("ON-COLL-006")
+def test_list_artifact_sets_carries_no_content(main, notebooks):
+    main.enter("active", "ON-COLL-006")
+    with Findings() as findings:
+        _no_content(findings, main, notebooks, "list_artifact_sets", "ON-COLL-006")
+
+
+def _searched(main, notebooks, req: str):
+    """(query, search body, [fetched exact_text of each result]) for every notable passage."""
+    out = []
+    for passage in notebooks.collection("active").passages:
+        if passage.kind == "canary":
+            continue
+        body = main.ok("semantic_search", {"query": passage.exact_text}, req)
+        fetched = []
+        for result in body.get("results") or []:
+            response, _ = main.raw("fetch_passage", {"source_id": (result or {}).get("reference_id")})
+            if called_ok(response):
+                text = ((tool_output(response, req) or {}).get("passage") or {}).get("exact_text")
+                fetched.append((result, text if isinstance(text, str) else ""))
+        out.append((passage.exact_text, body, fetched))
+    return out
+
+
+@pytest.mark.req("ON-SRCH-005")
+def test_search_returns_no_full_text(main, notebooks, profile):
+    main.enter("active", "ON-SRCH-005")
+    limit = int(profile.limits["preview_chars"])
+    with Findings() as findings:
+        for query, body, fetched in _searched(main, notebooks, "ON-SRCH-005"):
+            long_texts = {f"passage of {len(t)} characters": t for _r, t in fetched if len(t) > limit}
+            found = hits(body, long_texts, echoed=(query,))
+            findings.check(not found, "ON-SRCH-005", f"the search response holds a passage's full text: {found}",
+                           request=describe_call("semantic_search", {"query": query}))
+
+
+@pytest.mark.req("ON-SRCH-006")
+def test_no_snippet_is_a_whole_passage(main, notebooks, profile):
+    main.enter("active", "ON-SRCH-006")
+    limit = int(profile.limits["preview_chars"])
+    with Findings() as findings:
+        for query, _body, fetched in _searched(main, notebooks, "ON-SRCH-006"):
+            for result, text in fetched:
+                snippet = result.get("preview_snippet")
+                if text and len(text) <= limit and isinstance(snippet, str):
+                    findings.check(text.strip() not in snippet, "ON-SRCH-006",
+                                   f"the snippet is the whole passage: {esc(snippet, 120)}",
+                                   case=str(result.get("reference_id")),
+                                   request=describe_call("semantic_search", {"query": query}))
+
+
+@pytest.mark.req("ON-ART-009")
+def test_another_collections_artifact_is_refused(main):
+    main.enter("other", "ON-ART-009")
+    foreign = list(main.artifact_map("other", "ON-ART-009").items())[:3]
+    main.enter("active", "ON-ART-009")
+    with Findings() as findings:
+        for wire, artifact in foreign:
+            payload = main.fixture.payload(artifact)
+            needles = {"the other collection's artifact canary": main.fixture.collection("other").canaries["artifact"]}
+            if isinstance(payload, str):
+                needles["its contents"] = payload.strip().splitlines()[-1]
+            for tool, args in (("retrieve_artifact", {"artifact_id": wire}),
+                               ("explain_provenance", {"id": wire, "id_type": "artifact"})):
+                response, request = main.raw(tool, args)
+                findings.check(not called_ok(response), "ON-ART-009", "another collection's artifact was served",
+                               case=f"{tool}:{wire}", request=request)
+                found = hits(response, needles)
+                findings.check(not found, "ON-ART-009", f"the refusal carries {found}", case=f"{tool}:{wire}",
+                               request=request)
+
+
+@pytest.mark.req("ON-PROV-003")
+def test_explain_provenance_describes_the_chain_only(main, notebooks):
+    main.enter("active", "ON-PROV-003")
+    needles = content_tokens(notebooks, titles=False)
+    calls = [({"id": main.find("active", notebooks.collection("active").passage(kind), "ON-PROV-003").source_id,
+               "id_type": "source"}) for kind in ("canary", "multiline")]
+    calls += [{"id": wire, "id_type": "artifact"} for wire in main.artifact_map("active", "ON-PROV-003")]
+    with Findings() as findings:
+        for args in calls:
+            found = hits(main.ok("explain_provenance", args, "ON-PROV-003"), needles)
+            findings.check(not found, "ON-PROV-003", f"explain_provenance returned content: {found}",
+                           case=args["id"], request=describe_call("explain_provenance", args))
+
+
+def _two_sessions(new_session, servers, suite):
+    """Two sessions of one user: two HTTP sessions on the server, or two stdio servers with
+    the same HOME (the same user starting two clients)."""
+    if suite.transport == "http":
+        return new_session(), new_session()
+    home = servers.fresh_home()
+    return new_session(home=home), new_session(home=home)
+
+
+@pytest.mark.req("ON-DOM-006")
+def test_each_session_has_its_own_context(new_session, servers, suite, notebooks):
+    first, second = _two_sessions(new_session, servers, suite)
+    first.enter("active", "ON-DOM-006")
+    with Findings() as findings:
+        response, request = second.raw("list_artifact_sets", {})
+        findings.check(not called_ok(response), "ON-DOM-006",
+                       "a new session answered list_artifact_sets while another session is in a collection",
+                       case="second-starts-safe", request=request)
+        second.enter("other", "ON-DOM-006")
+        for session, role, foreign in ((first, "active", "other"), (second, "other", "active")):
+            body = session.ok("list_artifact_sets", {}, "ON-DOM-006")
+            findings.check(body.get("collection_id") == ROLES[role], "ON-DOM-006",
+                           f"list_artifact_sets names {short(body.get('collection_id'))}, the session entered "
+                           f"{ROLES[role]}", case=role)
+            for query in CROSS_QUERIES:
+                found = hits(session.ok("semantic_search", {"query": query, "k": 50}, "ON-DOM-006"),
+                             notebooks.tokens(foreign), echoed=(query,))
+                findings.check(not found, "ON-DOM-006", f"the other session's collection came back: {found}",
+                               case=f"{role}:{query}")
+
+
+@pytest.mark.req("ON-DOM-007")
+def test_a_new_connection_starts_with_no_collection(new_session, servers, suite, notebooks):
+    """stdio: the server restarted with the same HOME. HTTP: a new session after the first
+    ended, and a restarted server."""
+    home = None if suite.transport == "http" else servers.fresh_home()
+    first = new_session(home=home) if home else new_session()
+    first.enter("active", "ON-DOM-007")
+    begun = first.ok("begin_result_stream", {"query": notebooks.collection("active").passage("probe").exact_text},
+                     "ON-DOM-007")
+    token = str(begun.get("stream_token"))
+    first.conn.close(timeout=5)
+    later = [("restarted", new_session(home=home))] if home else [("new-session", new_session()),
+                                                                  ("restarted", new_session(process=True))]
+    with Findings() as findings:
+        for case, session in later:
+            response, request = session.raw("list_artifact_sets", {})
+            findings.check(not called_ok(response), "ON-DOM-007", "the new connection answered list_artifact_sets: "
+                           "the old context came back", case=case, request=request)
+            response, request = session.raw("next_stream_chunk", {"stream_token": token})
+            findings.check(not called_ok(response), "ON-DOM-007", "the old connection's stream token still works",
+                           case=case, request=request)
+
+
+WRITE_TOOLS = ("write_notebook", "edit_notebook", "delete_notebook", "update_embeddings", "modify_vectors",
+               "save_memory", "trigger_workflow", "schedule_task", "call_external_tool", "register_tool")
+# (tool, arguments, a mutation attempt in the seed's sense, not a request for reasoning)
+ARGUMENT_ATTEMPTS = (
+    ("semantic_search", {"query": "kelp", "mode": "write"}, True),
+    ("list_artifact_sets", {"delete": True}, True),
+    ("list_collections", {"persist": True}, True),
+    ("semantic_search", {"query": "kelp", "replace_with": "new text"}, True),
+    ("semantic_search", {"query": "kelp", "reasoning": True}, False),
+    ("list_collections", {"summarize": True}, False),
+    ("describe_world", {"decide": "which collection to trust"}, False),
+)
+
+
+def _explained(response) -> bool:
+    """A failure with some words of explanation (an error message or text)."""
+    if "error" in response:
+        return bool(str((response.get("error") or {}).get("message", "")).strip())
+    return any(t.strip() for t in texts(response.get("result") or {}))
+
+
+@pytest.mark.req("ON-REF-001")
+def test_a_write_like_tool_is_refused_with_an_explanation(main):
+    main.enter("active", "ON-REF-001")
+    with Findings() as findings:
+        for tool in WRITE_TOOLS:
+            args = {"notebook_id": "nb-0001", "text": "overwritten"}
+            response, request = main.raw(tool, args)
+            problem = not_a_failure(response)
+            findings.check(problem is None, "ON-REF-001", f"the call was not refused: {problem}", case=tool,
+                           request=request)
+            if problem is None:
+                findings.check(_explained(response), "ON-REF-001", "the refusal explains nothing", case=tool,
+                               request=request)
+
+
+@pytest.mark.req("ON-REF-002")
+def test_an_argument_asking_for_a_write_or_reasoning_is_refused(main):
+    main.enter("active", "ON-REF-002")
+    with Findings() as findings:
+        for tool, args, _mutation in ARGUMENT_ATTEMPTS:
+            response, request = main.raw(tool, args)
+            case = f"{tool}:{next(k for k in args if k not in ('query',))}"
+            findings.check(not_a_failure(response) is None, "ON-REF-002",
+                           f"not refused: {not_a_failure(response)}", case=case, request=request)
+
+
+@pytest.mark.req("ON-REF-003")
+def test_a_mutation_attempt_in_the_taxonomy_is_operation_forbidden(main, profile):
+    main.enter("active", "ON-REF-003")
+    attempts = [(tool, {"notebook_id": "nb-0001", "text": "overwritten"}) for tool in WRITE_TOOLS]
+    attempts += [(tool, args) for tool, args, mutation in ARGUMENT_ATTEMPTS if mutation]
+    validator = profile.error_validator()
+    with Findings() as findings:
+        for tool, args in attempts:
+            response, request = main.raw(tool, args)
+            if not_a_failure(response) is not None:
+                continue  # not refused at all: ON-REF-001 / ON-REF-002
+            _channel, document = _error_document(response)
+            if document is None or schema_errors(validator, document):
+                continue  # a protocol-level refusal (e.g. unknown tool), not the taxonomy's envelope
+            findings.check(error_type(document) == "operation_forbidden", "ON-REF-003",
+                           f"refused as {short(error_type(document))}", case=f"{tool}:{','.join(sorted(args))}",
+                           request=request)

@@ -1,0 +1,215 @@
+"""Pull streams: the step order, what every chunk explains, the completion response, expiry,
+pull-only delivery (integration); tokens that cannot be guessed, forged or carried to another
+session, and a begin that discloses nothing (security)."""
+
+from __future__ import annotations
+
+import json
+import secrets
+import time
+
+import pytest
+
+from contract_tests.checks import called_ok, short, structured_error
+from contract_tests.harness.notebooks import ROLES
+from contract_tests.open_notebook.common import STEP_ORDER, content_tokens, error_type, hits, profiles_mark
+from contract_tests.open_notebook.conftest import pull
+from contract_tests.verdicts import Findings, describe_call, esc, one_case
+
+pytestmark = [profiles_mark]
+MIN_DIFFERING = 16  # characters two consecutive tokens must differ in (64 bits even in hex)
+
+
+def _stream(main, notebooks, req: str, query: str | None = None):
+    main.enter("active", req)
+    query = query or notebooks.collection("active").passage("probe").exact_text
+    begun = main.ok("begin_result_stream", {"query": query}, req)
+    return query, begun, pull(main, str(begun.get("stream_token")), req)
+
+
+@pytest.mark.integration
+@pytest.mark.req("ON-STRM-004")
+def test_chunks_follow_the_seeds_step_order_then_complete(main, notebooks):
+    _query, _begun, responses = _stream(main, notebooks, "ON-STRM-004")
+    chunks = [r for r in responses if r.get("chunk_type") != "stream_complete"]
+    types = [c.get("chunk_type") for c in chunks]
+    with Findings() as findings:
+        findings.check(chunks, "ON-STRM-004", "the stream gave no chunk")
+        findings.check(all(t in STEP_ORDER for t in types), "ON-STRM-004", f"chunk types outside the steps: {types}")
+        ranks = [STEP_ORDER.index(t) for t in types if t in STEP_ORDER]
+        findings.check(ranks == sorted(ranks), "ON-STRM-004", f"the chunks go back in the step order: {types}")
+        indexes = [c.get("chunk_index") for c in chunks]
+        rising = not indexes or (isinstance(indexes[0], int)
+                                 and indexes == list(range(indexes[0], indexes[0] + len(indexes))))
+        findings.check(rising, "ON-STRM-004", f"chunk_index does not rise by one: {indexes}")
+        findings.check(responses and responses[-1].get("chunk_type") == "stream_complete", "ON-STRM-004",
+                       f"the stream did not end with the completion response (last: "
+                       f"{short(responses[-1] if responses else None, 200)})")
+
+
+@pytest.mark.integration
+@pytest.mark.req("ON-STRM-005")
+def test_every_chunk_explains_what_changed_why_and_its_progress(main, notebooks):
+    _query, _begun, responses = _stream(main, notebooks, "ON-STRM-005")
+    with Findings() as findings:
+        for chunk in responses:
+            if chunk.get("chunk_type") == "stream_complete":
+                continue
+            case = f"chunk {chunk.get('chunk_index')}"
+            meta = chunk.get("stream_metadata") or {}
+            for key in ("what_changed", "why"):
+                findings.check(isinstance(meta.get(key), str) and meta[key].strip(), "ON-STRM-005",
+                               f"stream_metadata.{key} is empty or missing", case=case)
+            progress = meta.get("progress") or {}
+            current = progress.get("current_step")
+            findings.check(current == chunk.get("chunk_type"), "ON-STRM-005",
+                           f"progress.current_step {short(current)} is not the chunk's type", case=case)
+            for key in ("completed_steps", "remaining_steps"):
+                steps = progress.get(key)
+                findings.check(isinstance(steps, list) and all(s in STEP_ORDER for s in steps) and current not in steps,
+                               "ON-STRM-005", f"progress.{key} is {short(steps)}", case=case)
+            continuation = chunk.get("continuation") or {}
+            for key, kinds in (("has_more", bool), ("next_chunk_available", bool),
+                               ("estimated_remaining", (int, float, type(None)))):
+                findings.check(key in continuation and isinstance(continuation[key], kinds), "ON-STRM-005",
+                               f"continuation.{key} is {short(continuation.get(key))}", case=case)
+
+
+@pytest.mark.integration
+@pytest.mark.req("ON-STRM-006")
+def test_the_completion_response_closes_the_stream(main, notebooks):
+    query, _begun, responses = _stream(main, notebooks, "ON-STRM-006")
+    last = responses[-1] if responses else {}
+    with Findings() as findings:
+        if not findings.check(last.get("chunk_type") == "stream_complete", "ON-STRM-006",
+                              f"no stream_complete response (last: {short(last, 200)})"):
+            return
+        summary, continuation = last.get("summary") or {}, last.get("continuation") or {}
+        for key in ("total_chunks", "total_references"):
+            findings.check(isinstance(summary.get(key), (int, float)), "ON-STRM-006", f"summary.{key} is "
+                           f"{short(summary.get(key))}")
+        findings.check(summary.get("query") == query, "ON-STRM-006", "summary.query is not the stream's query")
+        findings.check(continuation.get("has_more") is False, "ON-STRM-006", "continuation.has_more is not false")
+        findings.check(continuation.get("stream_closed") is True, "ON-STRM-006", "continuation.stream_closed is not true")
+
+
+@pytest.mark.integration
+@pytest.mark.req("ON-STRM-009")
+def test_an_expired_token_fails_with_stream_token_expired(suite, new_session, profile, main):
+    """With {stream_timeout_s} in the command the suite starts a server whose streams expire
+    after one second; otherwise it waits the timeout the server reports, if that is short."""
+    timeout = int(profile.limits["expiry_timeout_s"])
+    if "{stream_timeout_s}" in suite.command:
+        session = new_session(extra={"stream_timeout_s": str(timeout)})
+    else:
+        session = main
+    session.enter("active", "ON-STRM-009")
+    args = {"query": session.fixture.collection("active").passage("probe").exact_text}
+    begun = session.ok("begin_result_stream", args, "ON-STRM-009")
+    reported = (begun.get("disclosure_policy") or {}).get("timeout_s")
+    wait = reported if isinstance(reported, (int, float)) else timeout
+    if wait > profile.limits["expiry_wait_max_s"]:
+        pytest.skip(f"the server's streams live {wait} s and its command takes no {{stream_timeout_s}}")
+    time.sleep(wait + 0.6)
+    token = str(begun.get("stream_token"))
+    document = session.error("next_stream_chunk", {"stream_token": token}, "ON-STRM-009", "an expired token")
+    with Findings() as findings:
+        findings.check(error_type(document) == "stream_token_expired", "ON-STRM-009",
+                       f"the error type is {short(error_type(document))}")
+
+
+@pytest.mark.integration
+@pytest.mark.req("ON-STRM-010")
+def test_nothing_is_pushed_after_a_stream_begins(main, server, notebooks):
+    main.enter("active", "ON-STRM-010")
+    mark = server.transcript.mark()
+    begun = main.ok("begin_result_stream", {"query": notebooks.collection("active").passage("probe").exact_text},
+                    "ON-STRM-010")
+    time.sleep(0.5)
+    out, _err = server.transcript.since(mark)
+    token = str(begun.get("stream_token"))
+    pushed = []
+    for line in out:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(message, dict) and "method" in message and (token in line or "chunk_type" in line):
+            pushed.append(message.get("method"))
+    with Findings() as findings:
+        findings.check(not pushed, "ON-STRM-010", f"the server pushed stream messages: {pushed[:3]}")
+
+
+@pytest.mark.security
+@pytest.mark.req("ON-STRM-002")
+def test_stream_tokens_cannot_be_guessed(main, notebooks, profile):
+    main.enter("active", "ON-STRM-002")
+    query = notebooks.collection("active").passage("probe").exact_text
+    tokens = [str(main.ok("begin_result_stream", {"query": query}, "ON-STRM-002").get("stream_token"))
+              for _ in range(int(profile.limits["token_samples"]))]
+    with Findings() as findings:
+        findings.check(len(set(tokens)) == len(tokens), "ON-STRM-002", "a token was issued twice")
+        for token in tokens:
+            findings.check(len(token) >= 16, "ON-STRM-002", f"a {len(token)}-character token: {esc(token)}")
+            for secret in (query, ROLES["active"]):
+                findings.check(secret not in token, "ON-STRM-002", "a token carries the query or the collection id")
+        for a, b in zip(tokens, tokens[1:]):
+            # Aligned at the start and at the end (a fixed prefix or suffix, e.g. a signed
+            # token's header, is fine): a counter or a timestamp changes a few characters only.
+            differing = max(sum(x != y for x, y in zip(a, b)), sum(x != y for x, y in zip(a[::-1], b[::-1])))
+            findings.check(differing >= MIN_DIFFERING, "ON-STRM-002",
+                           f"two consecutive tokens differ in {differing} characters: {esc(a)} {esc(b)}")
+
+
+@pytest.mark.security
+@pytest.mark.req("ON-STRM-003")
+def test_begin_result_stream_discloses_no_content(main, notebooks):
+    passage = notebooks.collection("active").passage("multiline")
+    query = passage.exact_text[: len(passage.exact_text) // 2]
+    main.enter("active", "ON-STRM-003")
+    body = main.ok("begin_result_stream", {"query": query}, "ON-STRM-003")
+    found = hits(body, content_tokens(notebooks), echoed=(query,))
+    with Findings() as findings:
+        findings.check(not found, "ON-STRM-003", f"begin_result_stream returned content: {found}",
+                       request=describe_call("begin_result_stream", {"query": query}))
+
+
+@pytest.mark.security
+@pytest.mark.req("ON-STRM-007")
+def test_a_token_from_another_session_is_invalid(main, new_session, notebooks):
+    other = new_session()
+    other.enter("active", "ON-STRM-007")
+    main.enter("active", "ON-STRM-007")
+    begun = main.ok("begin_result_stream", {"query": notebooks.collection("active").passage("probe").exact_text},
+                    "ON-STRM-007")
+    token = str(begun.get("stream_token"))
+    response, request = other.raw("next_stream_chunk", {"stream_token": token})
+    with Findings() as findings:
+        if not findings.check(not called_ok(response), "ON-STRM-007", "another session's token gave a chunk",
+                              request=request):
+            return
+        document = structured_error(response, other.profile, "ON-STRM-007", "another session's token", request=request)
+        findings.check(error_type(document) == "stream_token_invalid", "ON-STRM-007",
+                       f"the error type is {short(error_type(document))}", request=request)
+
+
+@pytest.mark.security
+@pytest.mark.req("ON-STRM-008")
+def test_a_forged_token_is_invalid(main, notebooks):
+    main.enter("active", "ON-STRM-008")
+    begun = main.ok("begin_result_stream", {"query": notebooks.collection("active").passage("probe").exact_text},
+                    "ON-STRM-008")
+    token = str(begun.get("stream_token"))
+    flipped = token[:-1] + ("A" if token[-1] != "A" else "B")
+    with Findings() as findings:
+        for case, forged in (("never-issued", secrets.token_urlsafe(32)), ("one-character-changed", flipped),
+                             ("uuid-shaped", "00000000-0000-4000-8000-000000000000")):
+            response, request = main.raw("next_stream_chunk", {"stream_token": forged})
+            if not findings.check(not called_ok(response), "ON-STRM-008", "a forged token gave a chunk", case=case,
+                                  request=request):
+                continue
+            with one_case(findings, "ON-STRM-008", case, request):
+                document = structured_error(response, main.profile, "ON-STRM-008", "a forged token", request=request,
+                                            case=case)
+                findings.check(error_type(document) == "stream_token_invalid", "ON-STRM-008",
+                               f"the error type is {short(error_type(document))}", case=case, request=request)

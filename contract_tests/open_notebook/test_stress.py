@@ -1,0 +1,36 @@
+"""Stress tier: the same search, many times in one session and once in another, gives the
+same results."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from contract_tests.concerns.common import strip_volatile
+from contract_tests.open_notebook.common import profiles_mark
+from contract_tests.verdicts import Findings, describe_call
+
+pytestmark = [profiles_mark, pytest.mark.stress]
+VOLATILE = ["metadata.search_time_ms"]
+
+
+@pytest.mark.req("ON-SRCH-001")
+def test_the_same_search_gives_the_same_results(main, new_session, notebooks, profile):
+    args = {"query": notebooks.collection("active").passage("probe").exact_text, "k": 10}
+    request = describe_call("semantic_search", args)
+
+    def run(session) -> str:
+        return json.dumps(strip_volatile(session.ok("semantic_search", args, "ON-SRCH-001"), VOLATILE), sort_keys=True)
+
+    main.enter("active", "ON-SRCH-001")
+    first = run(main)
+    times = int(profile.limits["repeat_searches"])
+    differing = sum(run(main) != first for _ in range(times - 1))
+    other = new_session()
+    other.enter("active", "ON-SRCH-001")
+    with Findings() as findings:
+        findings.check(not differing, "ON-SRCH-001", f"{differing} of {times - 1} repeats differ from the first",
+                       case="one-session", request=request)
+        findings.check(run(other) == first, "ON-SRCH-001", "another session on the same collection got other results",
+                       case="another-session", request=request)

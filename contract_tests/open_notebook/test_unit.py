@@ -1,0 +1,280 @@
+"""Unit tier: the tool surface, describe_world and list_constraints, enter_collection, and the
+fixed texts, metadata and limits each response carries."""
+
+from __future__ import annotations
+
+import pytest
+
+from contract_tests.checks import short, tool_output
+from contract_tests.open_notebook.common import (ARTIFACT_DISCLAIMER, AVAILABLE_OPERATIONS, MUTATION_PROHIBITIONS,
+                                                 NOTES, PASSAGE_DISCLAIMER, REFUSAL_CONDITIONS, STEP_ORDER,
+                                                 choice, content_tokens, hits, profiles_mark, result_meta)
+from contract_tests.verdicts import Findings, describe_call, esc
+
+pytestmark = [profiles_mark, pytest.mark.unit]
+
+
+def _listed(server) -> list[dict]:
+    """tools/list as sent on the wire (an SDK client may drop fields MCP does not define)."""
+    return (server.request("tools/list", {}).get("result") or {}).get("tools") or []
+
+
+@pytest.mark.req("ON-TOOL-001")
+def test_tools_list_is_exactly_the_seeds_eleven_tools(server, client, profile):
+    names = [t.get("name") for t in _listed(server)]
+    with Findings() as findings:
+        for name in sorted(set(names) - set(profile.required_tools)):
+            findings.fail("ON-TOOL-001", f"a tool the seed does not have is listed: {esc(name)}")
+        for name in profile.required_tools:
+            findings.check(name in names, "ON-TOOL-001", f"{name} is not listed")
+        findings.check(len(names) == len(set(names)), "ON-TOOL-001", f"a tool is listed twice: {names}")
+
+
+# The types the seed gives the properties it does not require, and its one enumeration.
+OPTIONAL_TYPES = {("semantic_search", "k"): ("number", "integer")}
+ENUMS = {("explain_provenance", "id_type"): ["source", "artifact"]}
+
+
+@pytest.mark.req("ON-TOOL-002")
+def test_no_input_schema_requires_more_than_the_seed_or_mistypes_an_optional_property(server, client, profile):
+    """Required properties and the allowed property names are checked by the shared surface
+    concern from the spec; here: nothing more is required, k is a number, id_type's enum."""
+    required = {s["tool"]: set(s.get("requires", {})) for s in profile.concerns["surface"]["inputs"]}
+    with Findings() as findings:
+        for tool in _listed(server):
+            name, schema = tool.get("name"), tool.get("inputSchema") or {}
+            if name not in required:
+                continue
+            extra = sorted(set(schema.get("required") or []) - required[name])
+            findings.check(not extra, "ON-TOOL-002", f"{name} requires {extra}, which the seed does not", case=name)
+            props = schema.get("properties") or {}
+            for (tool_name, prop), kinds in OPTIONAL_TYPES.items():
+                if tool_name == name and prop in props:
+                    findings.check(props[prop].get("type") in kinds, "ON-TOOL-002",
+                                   f"{name}.{prop} is typed {short(props[prop].get('type'))}, not number", case=name)
+            for (tool_name, prop), values in ENUMS.items():
+                if tool_name == name and prop in props:
+                    findings.check(sorted(props[prop].get("enum") or []) == sorted(values), "ON-TOOL-002",
+                                   f"{name}.{prop} enum is {short(props[prop].get('enum'))}, not {values}", case=name)
+
+
+def _metadata_readings(tool: dict) -> set[str]:
+    """Where a listed tool declares itself read-only and reversible (ON-TOOL-003's readings)."""
+    def says(meta) -> bool:
+        if not isinstance(meta, dict):
+            return False
+        if meta.get("reversible") is True and meta.get("mutation", False) is False:
+            return True
+        return any(says(v) for v in meta.values() if isinstance(v, dict))  # e.g. under a namespaced key
+    found = {place for place in ("metadata", "_meta") if says(tool.get(place))}
+    notes = tool.get("annotations") or {}
+    if notes.get("readOnlyHint") is True and notes.get("destructiveHint") is False:
+        found.add("annotations")
+    return found
+
+
+@pytest.mark.req("ON-TOOL-003")
+def test_every_tool_declares_itself_read_only_and_reversible(server, client, profile):
+    """Accepted readings: the seed's `metadata` (reversible true, mutation false), the same in
+    `_meta` (MCP's slot for what it does not define; SDKs drop unknown fields), or MCP's
+    annotations readOnlyHint true and destructiveHint false (read-only and non-destructive is
+    reversible). One reading for every tool; the declared one, if declared."""
+    declared = choice("tool_metadata")
+    readings = {t.get("name"): _metadata_readings(t) for t in _listed(server) if t.get("name") in profile.required_tools}
+    with Findings() as findings:
+        for name, found in readings.items():
+            if declared:
+                findings.check(declared in found, "ON-TOOL-003", f"{name} does not declare read-only and reversible "
+                               f"in its {declared} (declared); found in: {sorted(found) or 'nowhere'}", case=name)
+            else:
+                findings.check(found, "ON-TOOL-003", f"{name} declares read-only and reversible nowhere (metadata, "
+                               "_meta or annotations)", case=name)
+        if not declared and readings and all(readings.values()):
+            common = set.intersection(*readings.values())
+            findings.check(common, "ON-TOOL-003", f"no one place declares it for every tool: {short(readings)}")
+
+
+@pytest.mark.req("ON-TOOL-004")
+def test_no_resource_template_or_prompt_is_offered(server, client):
+    with Findings() as findings:
+        for method, key in (("resources/list", "resources"), ("resources/templates/list", "resourceTemplates"),
+                            ("prompts/list", "prompts")):
+            response = server.request(method, {})
+            listed = (response.get("result") or {}).get(key) or []
+            findings.check(not listed, "ON-TOOL-004", f"{method} lists {len(listed)}: {short(listed, 200)}", case=key)
+        for uri in ("notebook://coastal-survey", "file:///", "open-notebook://collections"):
+            response = server.request("resources/read", {"uri": uri})
+            contents = (response.get("result") or {}).get("contents")
+            findings.check(not contents, "ON-TOOL-004", f"resources/read {uri} returned content", case=uri)
+
+
+@pytest.mark.req("ON-OBS-001")
+def test_every_result_carries_provenance_available(walk):
+    declared = choice("result_metadata")
+    places: dict[str, set[str]] = {}
+    with Findings() as findings:
+        for tool, args, response in walk.successes():
+            found = {place for place, meta in result_meta(response).items() if meta.get("provenance_available") is True}
+            if found:
+                places.setdefault(tool, set()).update(found)
+            if declared:
+                findings.check(declared in found, "ON-OBS-001", f"no provenance_available true in the result's "
+                               f"{declared} (declared)", case=tool, request=describe_call(tool, args))
+            else:
+                findings.check(found, "ON-OBS-001", "the result carries no provenance_available true (in metadata "
+                               "or _meta)", case=tool, request=describe_call(tool, args))
+        if not declared and places and all(places.values()):
+            findings.check(set.intersection(*places.values()), "ON-OBS-001",
+                           f"results carry it in different places: {short({k: sorted(v) for k, v in places.items()})}")
+
+
+@pytest.mark.req("ON-WORLD-001")
+def test_describe_world_enumerates_exactly_the_listed_tools(server, client, main):
+    """describe_world's available_affordances, and list_constraints' where it names the tools
+    too (its seed shape has no such list), are exactly what tools/list lists."""
+    listed = sorted(t.get("name") for t in _listed(server))
+    named = main.ok("describe_world", {}, "ON-WORLD-001").get("available_affordances")
+    also = main.ok("list_constraints", {}, "ON-WORLD-001").get("available_affordances")
+    with Findings() as findings:
+        findings.check(isinstance(named, list) and sorted(named) == listed, "ON-WORLD-001",
+                       f"available_affordances {short(named, 300)} is not the listed tools {listed}",
+                       case="describe_world")
+        if isinstance(also, list):
+            findings.check(sorted(also) == listed, "ON-WORLD-001", f"available_affordances {short(also, 300)} is "
+                           f"not the listed tools {listed}", case="list_constraints")
+
+
+WORLD = {("world", "name"): "Open Notebook", ("world", "type"): "read-only knowledge jurisdiction",
+         ("world", "authority_level"): "none", ("world", "mutation"): "forbidden",
+         ("boundaries", "reasoning"): "forbidden", ("boundaries", "learning"): "forbidden",
+         ("boundaries", "decisions"): "forbidden", ("citation_requirements", "passages_must_quote"): True,
+         ("citation_requirements", "artifacts_must_disclaim"): True,
+         ("citation_requirements", "synthesis_must_label"): True}
+
+
+@pytest.mark.req("ON-WORLD-002")
+def test_describe_world_states_the_world_and_its_prohibitions(main):
+    body = main.ok("describe_world", {}, "ON-WORLD-002")
+    with Findings() as findings:
+        for (group, key), value in WORLD.items():
+            got = (body.get(group) or {}).get(key)
+            findings.check(got == value, "ON-WORLD-002", f"{group}.{key} is {short(got)}, not {value!r}",
+                           case=f"{group}.{key}")
+        findings.check(body.get("provenance_available") is True, "ON-WORLD-002", "provenance_available is not true")
+
+
+SCOPE = {"world_type": "read-only knowledge jurisdiction", "authority_level": "none", "reasoning": "forbidden",
+         "learning": "forbidden", "decisions": "forbidden"}
+CITATION = {"passages": "must quote verbatim", "artifacts": "must include non-authoritative disclaimer",
+            "synthesis": "must label as synthesized with metadata"}
+
+
+@pytest.mark.req("ON-WORLD-004")
+def test_list_constraints_lists_every_prohibition_and_refusal_condition(main):
+    body = main.ok("list_constraints", {}, "ON-WORLD-004")
+    with Findings() as findings:
+        for key, seed in (("mutation_prohibitions", MUTATION_PROHIBITIONS), ("refusal_conditions", REFUSAL_CONDITIONS)):
+            listed = body.get(key) if isinstance(body.get(key), list) else []
+            for item in seed:
+                findings.check(item in listed, "ON-WORLD-004", f"{key} lacks {item!r}", case=key)
+        for group, expected in (("scope_limits", SCOPE), ("citation_requirements", CITATION)):
+            for key, value in expected.items():
+                got = (body.get(group) or {}).get(key)
+                findings.check(got == value, "ON-WORLD-004", f"{group}.{key} is {short(got)}, not {value!r}",
+                               case=f"{group}.{key}")
+        rule = body.get("interpretation_rule") or {}
+        for key in ("when_ambiguous", "when_in_doubt"):
+            findings.check(isinstance(rule.get(key), list) and rule.get(key), "ON-WORLD-004",
+                           f"interpretation_rule.{key} is not a non-empty list")
+
+
+@pytest.mark.req("ON-COLL-003")
+def test_enter_collection_answers_its_collection_and_the_seeds_operations(main, notebooks):
+    info = notebooks.collection("active")
+    body = main.enter("active", "ON-COLL-003")
+    with Findings() as findings:
+        findings.check(body.get("collection_id") == info.collection_id, "ON-COLL-003",
+                       f"collection_id is {short(body.get('collection_id'))}")
+        findings.check(body.get("title") == info.title, "ON-COLL-003", f"title is {short(body.get('title'))}")
+        findings.check(body.get("context_established") is True, "ON-COLL-003", "context_established is not true")
+        findings.check(body.get("available_operations") == list(AVAILABLE_OPERATIONS), "ON-COLL-003",
+                       f"available_operations is {short(body.get('available_operations'))}")
+
+
+@pytest.mark.req("ON-DOM-003")
+def test_enter_collection_returns_no_content(main, notebooks):
+    body = main.enter("active", "ON-DOM-003")
+    found = hits(body, content_tokens(notebooks))
+    with Findings() as findings:
+        findings.check(not found, "ON-DOM-003", f"enter_collection returned content: {found}")
+
+
+@pytest.mark.req("ON-SRCH-004")
+def test_every_preview_snippet_has_at_most_100_characters(walk, profile):
+    limit = int(profile.limits["preview_chars"])
+    with Findings() as findings:
+        for _tool, args, response in walk.successes("semantic_search"):
+            for result in tool_output(response, "ON-SRCH-004").get("results") or []:
+                snippet = result.get("preview_snippet") if isinstance(result, dict) else None
+                if isinstance(snippet, str):
+                    findings.check(len(snippet) <= limit, "ON-SRCH-004", f"a {len(snippet)}-character snippet",
+                                   request=describe_call("semantic_search", args))
+
+
+def _texts(walk, tool: str, req: str, key: str) -> list[tuple[object, str]]:
+    return [(tool_output(r, req).get(key), describe_call(tool, a)) for _t, a, r in walk.successes(tool)]
+
+
+def _served_as(findings: Findings, walk, tool: str, req: str, key: str, want: object, case: str | None = None):
+    """Every call of `tool` the tour made succeed carries exactly `want` at `key` (and one did)."""
+    served = _texts(walk, tool, req, key)
+    findings.check(served, req, f"no {tool} succeeded in the tour", case=case)
+    for value, request in served:
+        findings.check(type(value) is type(want) and value == want, req, f"{key} is {esc(value, 200)}", case=case,
+                       request=request)
+
+
+@pytest.mark.req("ON-PASS-005")
+def test_every_passage_carries_the_seeds_disclaimer(walk):
+    with Findings() as findings:
+        _served_as(findings, walk, "fetch_passage", "ON-PASS-005", "disclaimer", PASSAGE_DISCLAIMER)
+
+
+@pytest.mark.req("ON-ART-003")
+def test_every_artifact_carries_the_seeds_disclaimer(walk):
+    with Findings() as findings:
+        _served_as(findings, walk, "retrieve_artifact", "ON-ART-003", "disclaimer", ARTIFACT_DISCLAIMER)
+
+
+@pytest.mark.req("ON-ART-004")
+def test_every_artifact_says_immutable(walk):
+    with Findings() as findings:
+        _served_as(findings, walk, "retrieve_artifact", "ON-ART-004", "immutable", True)
+
+
+@pytest.mark.req("ON-TEXT-001")
+def test_responses_carry_the_seeds_fixed_notes(walk):
+    with Findings() as findings:
+        for (tool, key), text in NOTES.items():
+            _served_as(findings, walk, tool, "ON-TEXT-001", key, text, case=f"{tool}.{key}")
+
+
+@pytest.mark.req("ON-STRM-001")
+def test_begin_result_stream_discloses_its_policy(main, notebooks, profile):
+    main.enter("active", "ON-STRM-001")
+    args = {"query": notebooks.collection("active").passage("probe").exact_text}
+    body = main.ok("begin_result_stream", args, "ON-STRM-001")
+    policy = body.get("disclosure_policy") or {}
+    request = describe_call("begin_result_stream", args)
+    with Findings() as findings:
+        findings.check(isinstance(body.get("stream_token"), str) and body["stream_token"], "ON-STRM-001",
+                       "no stream_token", request=request)
+        findings.check(policy.get("step_order") == list(STEP_ORDER), "ON-STRM-001",
+                       f"step_order is {short(policy.get('step_order'))}", request=request)
+        findings.check(policy.get("chunk_strategy") == "progressive_depth", "ON-STRM-001",
+                       f"chunk_strategy is {short(policy.get('chunk_strategy'))}", request=request)
+        findings.check(policy.get("cancelable") is True, "ON-STRM-001", "cancelable is not true", request=request)
+        findings.check(policy.get("timeout_s") == profile.limits["stream_timeout_s"], "ON-STRM-001",
+                       f"timeout_s is {short(policy.get('timeout_s'))} on a server started with "
+                       f"{profile.limits['stream_timeout_s']}", request=request)
+

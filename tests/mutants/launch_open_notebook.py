@@ -1,0 +1,713 @@
+"""Start the open-notebook reference with one deliberate defect (or as a correct variant):
+`python launch_open_notebook.py NAME --notebooks ROOT [server args]`.
+
+Each mutant patches the reference from the outside and declares beside itself the ids the
+suite must report for it (tests/test_mutants.py); each variant takes the other side of the
+choices seed 004 leaves open, and the suite must pass it (tests/test_variants.py).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import sys
+from pathlib import Path
+
+try:
+    from tests.mutants._dispatch import mutant, run, variant
+except ImportError:  # run as a script from tests/mutants
+    from _dispatch import mutant, run, variant  # type: ignore[no-redef]
+
+from reference.open_notebook import errors, layout, library, server, session, streams, tools, world
+
+PROFILE = "open-notebook"
+
+
+def _wrap(method: str, transform) -> None:
+    """Replace Tools._<method> by transform(original result, session, **arguments)."""
+    original = getattr(tools.Tools, method)
+
+    def patched(self, sess, **arguments):
+        return transform(original(self, sess, **arguments), sess, **arguments)
+    setattr(tools.Tools, method, patched)
+
+
+# -- the surface ----------------------------------------------------------------------------------
+@mutant("ON-TOOL-001", "ON-WORLD-001", profile=PROFILE)
+def on_twelfth_tool():
+    """Lists a twelfth tool, summarize_collection, that describe_world does not name."""
+    original = server.tool_list
+
+    def tool_list():
+        extra = server.types.Tool(name="summarize_collection", description="Summarizes the active collection",
+                                  input_schema={"type": "object", "properties": {}, "required": []},
+                                  annotations=server.ANNOTATIONS, meta=dict(world.TOOL_METADATA))
+        return original() + [extra]
+    server.tool_list = tool_list
+
+
+@mutant("ON-TOOL-003", profile=PROFILE)
+def on_no_reversibility_declared():
+    """Lists the tools without the seed's metadata and without annotations."""
+    server.tool_list = lambda: [server.types.Tool(name=name, description=description, input_schema=schema)
+                                for name, (description, schema) in world.TOOLS.items()]
+
+
+@mutant("ON-OBS-001", profile=PROFILE)
+def on_no_result_metadata():
+    """Results carry no provenance_available."""
+    def to_result(outcome):
+        content = [server.types.TextContent(type="text", text=json.dumps(outcome.body, ensure_ascii=False))]
+        if outcome.is_error:
+            return server.types.CallToolResult(content=content, is_error=True)
+        return server.types.CallToolResult(content=content, structured_content=outcome.body)
+    server.to_result = to_result
+
+
+# -- sessions and the Domicile invariants ---------------------------------------------------------
+@mutant("ON-DOM-006", "ON-STRM-007", profile=PROFILE, transport="http")
+def on_context_shared_across_sessions():
+    """Every HTTP session shares one state: one session's collection and streams are another's."""
+    shared = session.Session()
+    session.SessionStore.get = lambda self, key: shared
+
+
+_STATE_FILE = ".rc-open-notebook-context"
+
+
+@mutant("ON-DOM-007", "ON-RO-002", profile=PROFILE)
+def on_context_kept_after_reconnect():
+    """Remembers the active collection in HOME and restores it when the server starts again."""
+    state = Path(os.environ.get("HOME", ".")) / _STATE_FILE
+    original_enter, original_get = session.Session.enter, session.SessionStore.get
+
+    def enter(self, collection_id):
+        original_enter(self, collection_id)
+        state.write_text(collection_id, encoding="utf-8")
+
+    def get(self, key):
+        fresh = key not in self._sessions
+        found = original_get(self, key)
+        if fresh and found.has_session and state.is_file():
+            found.active = state.read_text(encoding="utf-8")
+        return found
+    session.Session.enter = enter
+    session.SessionStore.get = get
+
+
+@mutant("ON-DOM-001", profile=PROFILE)
+def on_silent_empty_without_collection():
+    """Without a collection, collection-scoped tools answer an empty result, not no_collection_context."""
+    original = tools.Tools._checked
+
+    def checked(self, sess, name, arguments):
+        if name in world.COLLECTION_SCOPED and sess.active is None:
+            return {"collection_id": None, "results": [], "artifact_sets": []}
+        return original(self, sess, name, arguments)
+    tools.Tools._checked = checked
+
+
+@mutant("ON-DOM-004", profile=PROFILE)
+def on_preload_on_enter():
+    """Reads every notebook of the collection when it is entered."""
+    def read_all(body, sess, collection_id):
+        lib = _LIBRARY["library"]
+        for notebook in lib.collections[collection_id].notebooks.values():
+            (lib.root / notebook.rel_path).read_bytes()
+        return body
+    _keep_library()
+    _wrap("_enter_collection", read_all)
+
+
+# -- semantic_search --------------------------------------------------------------------------------
+@mutant("ON-SRCH-001", profile=PROFILE)
+def on_nondeterministic_ranking():
+    """Shuffles the ranked hits on every call."""
+    original = tools.Tools._hits
+
+    def hits(self, cid, query, k):
+        found, total = original(self, cid, query, k)
+        random.shuffle(found)
+        return found, total
+    tools.Tools._hits = hits
+
+
+@mutant("ON-SRCH-002", profile=PROFILE)
+def on_default_k_five():
+    """Uses 5 results when k is omitted."""
+    original = tools.Tools._semantic_search
+
+    def search(self, sess, query, k=None):
+        return original(self, sess, query, 5 if k is None else k)
+    tools.Tools._semantic_search = search
+
+
+@mutant("ON-SRCH-003", profile=PROFILE)
+def on_k_unbounded():
+    """Applies any k, however far over 50."""
+    original = tools.Tools._semantic_search
+
+    def search(self, sess, query, k=None):
+        saved = self.config
+        self.config = type(saved)(saved.root, saved.max_passage_context, 10_000, saved.stream_timeout_s,
+                                  saved.stream_chunk_size)
+        try:
+            return original(self, sess, query, k)
+        finally:
+            self.config = saved
+    tools.Tools._semantic_search = search
+
+
+@mutant("ON-SRCH-004", profile=PROFILE)
+def on_snippet_over_100():
+    """Previews are the passage's first 150 characters."""
+    tools.preview = lambda text, limit: text[:150]
+
+
+@mutant("ON-SRCH-005", profile=PROFILE)
+def on_full_text_in_results():
+    """Each search result also carries its passage's full text."""
+    def search(body, sess, query, k=None):
+        cid = sess.active
+        for result in body["results"]:
+            _nb, passage = _LIBRARY["library"].source(cid, result["reference_id"])
+            result["text"] = passage.text
+        return body
+    _keep_library()
+    _wrap("_semantic_search", search)
+
+
+@mutant("ON-SRCH-007", "ON-ISO-001", profile=PROFILE)
+def on_results_from_other_collections():
+    """Searches every collection's index, whichever is active."""
+    def hits(self, cid, query, k):
+        found, total = [], 0
+        for other, index in self.library.indexes.items():
+            passages = self.library.passages[other]
+            some, count = index.search(query, k)
+            found += [(passages[h.index], h.score) for h in some]
+            total += count
+        return sorted(found, key=lambda pair: -pair[1])[:k], total
+
+    def pointer(self, cid, passage):
+        owner = next(c for c in self.library.collections.values()
+                     if passage in getattr(c.notebooks.get(passage.notebook_id), "passages", ()))
+        notebook = owner.notebooks[passage.notebook_id]
+        return {"notebook_id": passage.notebook_id, "page": passage.page,
+                "timestamp": notebook.page(passage.page).timestamp}
+    tools.Tools._hits = hits
+    tools.Tools._pointer = pointer
+
+
+# -- fetch_passage ------------------------------------------------------------------------------------
+def _patch_view(change) -> None:
+    original = library.Library.read_passage
+
+    def read_passage(self, notebook, passage, context_chars):
+        view = original(self, notebook, passage, context_chars)
+        return change(view, notebook, passage, context_chars, self)
+    library.Library.read_passage = read_passage
+
+
+@mutant("ON-PASS-001", profile=PROFILE)
+def on_passage_paraphrased():
+    """Rewords passages ("the" becomes "that", "was" becomes "had been")."""
+    _patch_view(lambda view, *_: library.PassageView(
+        view.text.replace(" the ", " that ").replace(" was ", " had been "), view.before, view.after, view.verified))
+
+
+@mutant("ON-PASS-001", profile=PROFILE)
+def on_passage_trimmed():
+    """Drops a passage's last word (its context stays where it was)."""
+    _patch_view(lambda view, *_: library.PassageView(
+        view.text.rsplit(" ", 1)[0] if " " in view.text else view.text, view.before, view.after, view.verified))
+
+
+@mutant("ON-PASS-002", profile=PROFILE)
+def on_context_over_500():
+    """Gives 600 characters of context on each side."""
+    original = library.Library.read_passage
+    library.Library.read_passage = lambda self, notebook, passage, context_chars: original(self, notebook, passage, 600)
+
+
+@mutant("ON-PASS-004", profile=PROFILE)
+def on_checksum_of_nothing_served():
+    """The passage checksum is the SHA-256 of the notebook's id."""
+    def change(body, sess, source_id):
+        body["integrity"]["checksum"] = layout.sha256_hex(body["provenance"]["notebook_id"].encode())
+        return body
+    _wrap("_fetch_passage", change)
+
+
+@mutant("ON-PASS-006", profile=PROFILE)
+def on_outside_reported_as_not_found():
+    """A source of another collection is reported as source_not_found."""
+    library.errors.source_outside_collection = lambda source_id: errors.source_not_found(source_id)
+
+
+@mutant("ON-PASS-007", profile=PROFILE)
+def on_changed_notebook_served_as_verified():
+    """Serves a notebook's current text, changed or not, as verified."""
+    _patch_view(lambda view, *_: library.PassageView(view.text, view.before, view.after, True))
+
+
+# -- artifacts and provenance -------------------------------------------------------------------------
+@mutant("ON-ART-003", profile=PROFILE)
+def on_missing_disclaimer():
+    """retrieve_artifact carries no disclaimer."""
+    def drop(body, sess, artifact_id):
+        body.pop("disclaimer", None)
+        return body
+    _wrap("_retrieve_artifact", drop)
+
+
+@mutant("ON-ART-004", profile=PROFILE)
+def on_artifact_not_immutable():
+    """retrieve_artifact says immutable: false."""
+    def mutable(body, sess, artifact_id):
+        body["immutable"] = False
+        return body
+    _wrap("_retrieve_artifact", mutable)
+
+
+@mutant("ON-ART-005", profile=PROFILE)
+def on_artifact_contents_trimmed():
+    """Serves only the first line of a Markdown artifact."""
+    def first_line(body, sess, artifact_id):
+        if isinstance(body["contents"], str):
+            body["contents"] = body["contents"].split("\n", 1)[0]
+        return body
+    _wrap("_retrieve_artifact", first_line)
+
+
+@mutant("ON-ART-007", profile=PROFILE)
+def on_tampered_artifact_not_verified():
+    """Serves an artifact's current bytes without checking its checksum."""
+    def read_artifact(self, artifact):
+        return layout.contents_of(artifact, (self.root / artifact.rel_path).read_bytes())
+    library.Library.read_artifact = read_artifact
+
+
+@mutant("ON-PROV-001", "ON-PROV-003", profile=PROFILE)
+def on_provenance_interpreted():
+    """explain_provenance adds an interpretation step quoting the artifact's contents."""
+    def interpret(body, sess, id, id_type):  # noqa: A002 - the seed's parameter name
+        if id_type == "artifact":
+            lib = _LIBRARY["library"]
+            contents = lib.read_artifact(lib.artifact(sess.active, id))
+            steps = body["provenance"]["transformation_steps"]
+            steps.append({"step_order": len(steps) + 1, "tool": "interpreter", "timestamp": 0,
+                          "parameters": {"reading": json.dumps(contents)}})
+        return body
+    _keep_library()
+    _wrap("_explain_provenance", interpret)
+
+
+# -- streams -----------------------------------------------------------------------------------------
+@mutant("ON-STRM-002", profile=PROFILE)
+def on_guessable_stream_token():
+    """Stream tokens count up: stream-000000000001, stream-000000000002, ..."""
+    class Counter:
+        n = 0
+
+        def token_urlsafe(self, _size):
+            Counter.n += 1
+            return f"stream-{Counter.n:012d}"
+    tools.secrets = Counter()
+
+
+@mutant("ON-STRM-007", profile=PROFILE, transport="http")
+def on_token_accepted_across_sessions():
+    """A stream token opens its stream in any session that presents it."""
+    registry = {}
+    original_add, original_next = session.Session.add_stream, tools.Tools._next_stream_chunk
+
+    def add_stream(self, stream):
+        original_add(self, stream)
+        registry[stream.token] = stream
+
+    def next_chunk(self, sess, stream_token):
+        if stream_token not in sess.streams and stream_token in registry:
+            sess.streams[stream_token] = registry[stream_token]
+        return original_next(self, sess, stream_token)
+    session.Session.add_stream = add_stream
+    tools.Tools._next_stream_chunk = next_chunk
+
+
+@mutant("ON-STRM-009", profile=PROFILE)
+def on_expired_token_accepted():
+    """Stream tokens never expire."""
+    session.Session.expired = lambda self, stream: False
+
+
+@mutant("ON-STRM-004", profile=PROFILE)
+def on_stream_out_of_order():
+    """Chunks come artifact links first."""
+    original = streams.plan
+
+    def plan(items, chunk_size, context_chars):
+        return sorted(original(items, chunk_size, context_chars), key=lambda c: c["chunk_type"] != "artifact_links")
+    streams.plan = plan
+
+
+@mutant("ON-STRM-005", profile=PROFILE)
+def on_stream_unexplained():
+    """Chunks say nothing of what changed or why."""
+    original = streams.plan
+
+    def plan(items, chunk_size, context_chars):
+        return [dict(c, what_changed="", why="") for c in original(items, chunk_size, context_chars)]
+    streams.plan = plan
+
+
+@mutant("ON-STRM-008", profile=PROFILE)
+def on_forged_token_called_expired():
+    """A token never issued is reported as expired, not invalid."""
+    errors.stream_invalid = lambda reason: errors.stream_expired(300)
+
+
+# -- refusals and outputs -------------------------------------------------------------------------------
+@mutant("ON-REF-001", "ON-REF-002", profile=PROFILE)
+def on_mutation_attempts_ignored():
+    """An unknown tool answers an empty success, and undeclared arguments are dropped silently."""
+    original = tools.Tools._checked
+
+    def checked(self, sess, name, arguments):
+        if name not in world.TOOLS:
+            return {}
+        if isinstance(arguments, dict):
+            declared = world.TOOLS[name][1]["properties"]
+            arguments = {k: v for k, v in arguments.items() if k in declared}
+        return original(self, sess, name, arguments)
+    tools.Tools._checked = checked
+
+
+@mutant("ON-REF-003", profile=PROFILE)
+def on_mutation_refused_as_ambiguous():
+    """Mutation attempts are refused as ambiguous_request, not operation_forbidden."""
+    errors.forbidden = lambda operation, condition: errors.ambiguous("refused")
+
+
+@mutant("ON-COLL-002", profile=PROFILE)
+def on_list_collections_shows_a_passage():
+    """list_collections adds each collection's first passage as a preview."""
+    def preview(body, sess):
+        lib = _LIBRARY["library"]
+        for entry in body["collections"]:
+            first = lib.passages[entry["collection_id"]][:3]
+            entry["preview"] = " ".join(p.text for p in first)
+        return body
+    _keep_library()
+    _wrap("_list_collections", preview)
+
+
+@mutant("ON-COLL-006", profile=PROFILE)
+def on_list_artifact_sets_shows_a_passage():
+    """list_artifact_sets adds the text of the active collection's passages to every set."""
+    def preview(body, sess):
+        text = " ".join(p.text for p in _LIBRARY["library"].passages[sess.active])
+        for entry in body["artifact_sets"]:
+            entry["summary"] = text
+        return body
+    _keep_library()
+    _wrap("_list_artifact_sets", preview)
+
+
+@mutant("ON-WORLD-003", profile=PROFILE)
+def on_describe_world_shows_a_passage():
+    """describe_world quotes the active collection's passages as examples."""
+    def example(body, sess):
+        if sess.active is not None:
+            body["examples"] = [p.text for p in _LIBRARY["library"].passages[sess.active]]
+        return body
+    _keep_library()
+    _wrap("_describe_world", example)
+
+
+@mutant("ON-OUT-001", profile=PROFILE)
+def on_error_names_the_root():
+    """Errors carry the absolute path of the notebooks root."""
+    original = errors.ToolError.body
+
+    def body(self):
+        out = original(self)
+        out["error"]["context"] = {**(out["error"].get("context") or {}), "root": str(_LIBRARY["library"].root)}
+        return out
+    _keep_library()
+    errors.ToolError.body = body
+
+
+@mutant("ON-LOG-001", profile=PROFILE)
+def on_logs_passages():
+    """Logs the text of every passage a search finds."""
+    def log(body, sess, query, k=None):
+        for result in body["results"]:
+            server.log.info("found %s", _LIBRARY["library"].source(sess.active, result["reference_id"])[1].text)
+        return body
+    _keep_library()
+    _wrap("_semantic_search", log)
+
+
+@mutant("ON-RO-001", profile=PROFILE)
+def on_read_receipts_in_the_root():
+    """Leaves a read receipt beside every artifact it serves."""
+    def receipt(body, sess, artifact_id):
+        lib = _LIBRARY["library"]
+        path = lib.root / lib.artifact(sess.active, artifact_id).rel_path
+        path.with_name(path.name + ".read").write_text("1", encoding="utf-8")
+        return body
+    _keep_library()
+    _wrap("_retrieve_artifact", receipt)
+
+
+# -- more single defects, one per check --------------------------------------------------------------
+@mutant("ON-DOM-005", profile=PROFILE)
+def on_context_accumulates():
+    """Sources of every collection the session entered before stay readable."""
+    original_enter, original_fetch = session.Session.enter, tools.Tools._fetch_passage
+
+    def enter(self, collection_id):
+        self.__dict__.setdefault("history", set()).add(collection_id)
+        original_enter(self, collection_id)
+
+    def fetch(self, sess, source_id):
+        found = self.library.sources.get(source_id)
+        if found and found[0] != sess.active and found[0] in sess.__dict__.get("history", ()):
+            saved, sess.active = sess.active, found[0]
+            try:
+                return original_fetch(self, sess, source_id)
+            finally:
+                sess.active = saved
+        return original_fetch(self, sess, source_id)
+    session.Session.enter = enter
+    tools.Tools._fetch_passage = fetch
+
+
+@mutant("ON-ART-009", profile=PROFILE)
+def on_foreign_artifact_served():
+    """retrieve_artifact serves an artifact of any collection."""
+    def artifact(self, active, requested):
+        match = library.ARTIFACT_ID.fullmatch(requested)
+        if not match or match.group(1) not in self.collections:
+            raise errors.artifact_not_found()
+        found = self.collections[match.group(1)].artifact_sets.get(match.group(2))
+        if found is None or match.group(3) not in found.artifacts:
+            raise errors.artifact_not_found()
+        return found.artifacts[match.group(3)]
+    library.Library.artifact = artifact
+    original = tools.Tools._retrieve_artifact
+
+    def retrieve(self, sess, artifact_id):
+        saved, sess.active = sess.active, artifact_id.split(":", 1)[0]
+        try:
+            return original(self, sess, artifact_id)
+        finally:
+            sess.active = saved
+    tools.Tools._retrieve_artifact = retrieve
+
+
+@mutant("ON-ERR-001", "ON-ART-008", profile=PROFILE)
+def on_plain_text_errors():
+    """An unknown artifact fails with a plain-text message, outside the taxonomy's envelope."""
+    original = server.to_result
+
+    def to_result(outcome):
+        if outcome.error_type == "artifact_not_found":
+            return server.types.CallToolResult(content=[server.types.TextContent(type="text", text="not found")],
+                                               is_error=True)
+        return original(outcome)
+    server.to_result = to_result
+
+
+@mutant("ON-ART-001", profile=PROFILE)
+def on_every_artifact_canonical():
+    """retrieve_artifact calls every artifact canonical."""
+    def canonical(body, sess, artifact_id):
+        body["status"] = "canonical"
+        return body
+    _wrap("_retrieve_artifact", canonical)
+
+
+@mutant("ON-ART-002", profile=PROFILE)
+def on_synthesis_unlabelled():
+    """synthesis_metadata says synthesized false for every artifact."""
+    def unlabelled(body, sess, artifact_id):
+        body["synthesis_metadata"]["synthesized"] = False
+        return body
+    _wrap("_retrieve_artifact", unlabelled)
+
+
+@mutant("ON-COLL-001", profile=PROFILE)
+def on_collection_counts_wrong():
+    """list_collections counts pages as notebooks."""
+    def recount(body, sess):
+        for entry in body["collections"]:
+            entry["notebook_count"] += 1
+        return body
+    _wrap("_list_collections", recount)
+
+
+@mutant("ON-WORLD-004", profile=PROFILE)
+def on_prohibition_missing():
+    """list_constraints leaves out "persisting memory"."""
+    world.MUTATION_PROHIBITIONS.remove("persisting memory")
+
+
+@mutant("ON-TEXT-001", profile=PROFILE)
+def on_search_note_reworded():
+    """semantic_search's note is reworded."""
+    world.SEARCH_NOTE = "Previews only; fetch passages for their text."
+
+
+@mutant("ON-PASS-005", profile=PROFILE)
+def on_passage_disclaimer_reworded():
+    """fetch_passage's disclaimer is reworded."""
+    world.PASSAGE_DISCLAIMER = "Quoted from a notebook."
+
+
+@mutant("ON-SHAPE-001", profile=PROFILE)
+def on_list_collections_reshaped():
+    """list_collections puts its metadata under `meta`."""
+    def reshape(body, sess):
+        body["meta"] = body.pop("metadata")
+        return body
+    _wrap("_list_collections", reshape)
+
+
+@mutant("ON-SRCH-008", profile=PROFILE)
+def on_ranking_reversed():
+    """Ranks the least relevant passages first."""
+    original = tools.Tools._hits
+
+    def hits(self, cid, query, k):
+        found, total = original(self, cid, query, 50)
+        return list(reversed(found))[:k], total
+    tools.Tools._hits = hits
+
+
+@mutant("ON-STRM-003", profile=PROFILE)
+def on_begin_discloses_passages():
+    """begin_result_stream also returns the first chunk's passages."""
+    def disclose(body, sess, query):
+        stream = sess.streams[body["stream_token"]]
+        body["first_passages"] = next(c["payload"] for c in stream.chunks if c["chunk_type"] == "passages")
+        return body
+    _wrap("_begin_result_stream", disclose)
+
+
+# -- a reference to the loaded library, for patches that need it -------------------------------------
+_LIBRARY: dict[str, library.Library] = {}
+
+
+def _keep_library() -> None:
+    original = library.Library.__init__
+
+    def init(self, root):
+        original(self, root)
+        _LIBRARY["library"] = self
+    library.Library.__init__ = init
+
+
+# -- a correct variant ----------------------------------------------------------------------------------
+@variant(profile=PROFILE)
+def on_variant_other_choices():
+    """Not a defect: every choice seed 004 leaves open, taken the other way.
+
+    - errors as JSON-RPC errors whose data is the envelope (not isError results);
+    - semantic_search with k over 50 fails (ambiguous_request) instead of clamping;
+    - tools declare read-only and reversible in MCP annotations only (no `_meta`);
+    - the passage checksum covers the passage with its context;
+    - an artifact changed after start-up is served with verified false, not refused;
+    - list_artifact_sets names artifacts under `artifacts` as objects;
+    - stream tokens are UUIDs and chunk_index starts at 1;
+    - an unknown tool is refused at the protocol level (invalid params), not in the taxonomy.
+    """
+    import hashlib
+    import uuid
+
+    from mcp.shared.exceptions import MCPError
+
+    original_result = server.to_result
+
+    def to_result(outcome):
+        if outcome.is_error:
+            raise MCPError(-32010, outcome.body["error"]["message"], outcome.body)
+        return original_result(outcome)
+    server.to_result = to_result
+    server.tool_list = lambda: [server.types.Tool(name=name, description=description, input_schema=schema,
+                                                  annotations=server.ANNOTATIONS)
+                                for name, (description, schema) in world.TOOLS.items()]
+
+    original_search = tools.Tools._semantic_search
+
+    def search(self, sess, query, k=None):
+        if isinstance(k, (int, float)) and not isinstance(k, bool) and k > self.config.max_search_results:
+            raise errors.ambiguous("k_over_max", "k")
+        return original_search(self, sess, query, k)
+    tools.Tools._semantic_search = search
+
+    def window_checksum(body, sess, source_id):
+        passage = body["passage"]
+        whole = passage["context_before"] + passage["exact_text"] + passage["context_after"]
+        body["integrity"] = {"checksum": hashlib.sha256(whole.encode()).hexdigest(),
+                             "verified": body["integrity"]["verified"]}
+        return body
+    _wrap("_fetch_passage", window_checksum)
+
+    def read_artifact(self, artifact):
+        data = (self.root / artifact.rel_path).read_bytes()
+        return layout.contents_of(artifact, data), artifact.intact_at_start and layout.sha256_hex(data) == artifact.sha256
+    library.Library.read_artifact = read_artifact
+    original_retrieve = tools.Tools._retrieve_artifact
+
+    def retrieve(self, sess, artifact_id):
+        lib = self.library
+
+        class Reader:
+            def __getattr__(self, name):
+                return getattr(lib, name)
+
+            def read_artifact(self, artifact):
+                return read_artifact(lib, artifact)[0]
+        self.library = Reader()
+        try:
+            body = original_retrieve(self, sess, artifact_id)
+        finally:
+            self.library = lib
+        verified = read_artifact(lib, lib.artifact(sess.active, artifact_id))[1]
+        body["integrity"]["verified"] = verified
+        return body
+    tools.Tools._retrieve_artifact = retrieve
+
+    def as_objects(body, sess):
+        for entry in body["artifact_sets"]:
+            entry["artifacts"] = [{"artifact_id": a} for a in entry.pop("artifact_ids")]
+        return body
+    _wrap("_list_artifact_sets", as_objects)
+
+    class Uuids:
+        def token_urlsafe(self, _size):
+            return str(uuid.uuid4())
+    tools.secrets = Uuids()
+    original_next = streams.next_response
+
+    def next_response(stream):
+        body, closed = original_next(stream)
+        if "chunk_index" in body:
+            body["chunk_index"] += 1
+        return body, closed
+    streams.next_response = next_response
+    tools.streams = streams
+
+    original_call = tools.Tools.call
+
+    def call(self, sess, name, arguments):
+        if name not in world.TOOLS:
+            raise MCPError(-32602, f"Unknown tool: {name}")
+        return original_call(self, sess, name, arguments)
+    tools.Tools.call = call
+
+
+if __name__ == "__main__":
+    sys.exit(run("launch_open_notebook.py", server.main))
