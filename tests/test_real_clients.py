@@ -1,6 +1,6 @@
 """End to end with clients nobody here wrote: the MCP Inspector CLI (over stdio, over HTTP, and
-over HTTP with the hosted server's bearer token) and the official TypeScript SDK client, each on
-the reference servers and the suite's own fixtures, checked for body-free, leak-free answers.
+over HTTP with the hosted server's bearer token) and the official TypeScript SDK client, on all
+five reference servers and the suite's own fixtures, checked for body-free, leak-free answers.
 
 Inspector 2.x needs Node >= 22.19 and the machines have Node 20, so the test installs a Node 22
 from the npm registry (the `node` package) next to the clients, from a committed lockfile, into
@@ -156,3 +156,31 @@ def test_the_typescript_sdk_client_talks_to_the_retrieval_tools_reference(node_e
     envelope = answer["result"]["structuredContent"]
     assert [m["path"] for m in envelope["result"]["matches"]][:1] == ["B-upper.md"]
     assert not canaries.scan_text(out.stdout, fx.canaries, "results", ("path", "outside"))
+
+
+def test_the_inspector_reads_the_vault_agent_reference_over_stdio(node_env, tmp_path):
+    vault, index = tmp_path / "vault", tmp_path / "index"
+    (vault / "notes").mkdir(parents=True)
+    (vault / "notes" / "kelp.md").write_text("# Kelp\n\nKelp forests grow in cold water.\n", encoding="utf-8")
+    subprocess.run([sys.executable, "-m", "reference.vault_agent", "index", "--vault-root", str(vault),
+                    "--index-dir", str(index)], check=True, capture_output=True, timeout=120)
+    server = [sys.executable, "-m", "reference.vault_agent", "mcp", "--vault-root", str(vault), "--index-dir", str(index)]
+    listed = _inspector(node_env, *server, "--method", "tools/list")
+    tools = {t["name"]: t for t in listed["tools"]}
+    assert set(tools) == {"search", "get_note", "get_chunk", "get_attachment", "related"}
+    assert all(t["annotations"]["readOnlyHint"] is True for t in tools.values())
+    called = _inspector(node_env, *server, "--method", "tools/call", "--tool-name", "search", "--tool-arg", "query=kelp")
+    assert called.get("isError") in (False, None), called
+    assert str(vault) not in json.dumps(called)
+
+
+def test_the_inspector_reads_the_open_notebook_reference_over_stdio(node_env, tmp_path):
+    from contract_tests.harness import notebook_generator
+    generated = notebook_generator.build(tmp_path / "notebooks", seed=7, collections=2, notebooks=3)
+    server = [sys.executable, "-m", "reference.open_notebook", "--notebooks", str(generated.root)]
+    listed = _inspector(node_env, *server, "--method", "tools/list")
+    assert len(listed["tools"]) == 11 and "describe_world" in {t["name"] for t in listed["tools"]}
+    called = _inspector(node_env, *server, "--method", "tools/call", "--tool-name", "describe_world")
+    assert called.get("isError") in (False, None), called
+    text = json.dumps(called)
+    assert not [token for token in generated.canaries() if token in text] and str(generated.root) not in text
