@@ -596,6 +596,170 @@ def on_begin_discloses_passages():
     _wrap("_begin_result_stream", disclose)
 
 
+# -- more single defects, one per field the seed fixes ---------------------------------------------
+@mutant("ON-TOOL-002", profile=PROFILE)
+def on_k_published_as_a_string():
+    """Publishes semantic_search's k as a string (the calls are still checked as before)."""
+    original = server.tool_list
+
+    def tool_list():
+        listed = original()
+        for tool in listed:
+            if tool.name == "semantic_search":
+                schema = json.loads(json.dumps(tool.input_schema))
+                schema["properties"]["k"] = {"type": "string"}
+                tool.input_schema = schema
+        return listed
+    server.tool_list = tool_list
+
+
+@mutant("ON-WORLD-002", profile=PROFILE)
+def on_world_with_authority():
+    """describe_world claims an authority level of its own."""
+    original = world.describe_world
+
+    def describe_world():
+        body = original()
+        body["world"]["authority_level"] = "advisory"
+        return body
+    world.describe_world = describe_world
+
+
+@mutant("ON-COLL-003", profile=PROFILE)
+def on_enter_without_context_established():
+    """enter_collection answers context_established false (and still enters)."""
+    def answer(body, sess, collection_id):
+        body["context_established"] = False
+        return body
+    _wrap("_enter_collection", answer)
+
+
+@mutant("ON-COLL-004", profile=PROFILE)
+def on_unknown_collection_forbidden():
+    """An unknown collection id is refused as operation_forbidden, not collection_not_found."""
+    errors.collection_not_found = lambda active: errors.ToolError(
+        "operation_forbidden", "That collection cannot be entered.", context={"active_collection": active})
+    tools.errors = errors
+
+
+@mutant("ON-COLL-005", profile=PROFILE)
+def on_artifact_count_off_by_one():
+    """list_artifact_sets counts one artifact too many in every set."""
+    def answer(body, sess):
+        for entry in body["artifact_sets"]:
+            entry["artifact_count"] += 1
+        return body
+    _wrap("_list_artifact_sets", answer)
+
+
+@mutant("ON-DOM-003", profile=PROFILE)
+def on_enter_returns_a_notebook():
+    """enter_collection answers with the text of the collection's first notebook."""
+    def answer(body, sess, collection_id):
+        lib = _LIBRARY["library"]
+        first = next(iter(lib.collections[collection_id].notebooks.values()))
+        body["first_notebook"] = (lib.root / first.rel_path).read_text(encoding="utf-8")
+        return body
+    _keep_library()
+    _wrap("_enter_collection", answer)
+
+
+@mutant("ON-PASS-003", profile=PROFILE)
+def on_passage_from_untitled_notebook():
+    """fetch_passage's provenance gives the notebook's id as its title."""
+    def answer(body, sess, source_id):
+        body["provenance"]["notebook_title"] = body["provenance"]["notebook_id"]
+        return body
+    _wrap("_fetch_passage", answer)
+
+
+@mutant("ON-ART-006", profile=PROFILE)
+def on_artifact_without_steps():
+    """retrieve_artifact's provenance drops the transformation steps."""
+    def answer(body, sess, artifact_id):
+        body["provenance"]["transformation_steps"] = []
+        return body
+    _wrap("_retrieve_artifact", answer)
+
+
+@mutant("ON-PROV-002", profile=PROFILE)
+def on_source_origin_without_author():
+    """explain_provenance for a source names its origin notebook's author as unknown."""
+    def answer(body, sess, id, id_type):  # noqa: A002
+        if id_type == "source":
+            body["provenance"]["origin_notebook"]["author"] = "unknown"
+        return body
+    _wrap("_explain_provenance", answer)
+
+
+@mutant("ON-STRM-001", profile=PROFILE)
+def on_stream_policy_reversed():
+    """begin_result_stream announces the disclosure steps in reverse order."""
+    def answer(body, sess, query):
+        body["disclosure_policy"]["step_order"].reverse()
+        return body
+    _wrap("_begin_result_stream", answer)
+
+
+@mutant("ON-STRM-006", profile=PROFILE)
+def on_stream_never_closed():
+    """The completion response says the stream is still open."""
+    original = streams.next_response
+
+    def next_response(stream):
+        body, closed = original(stream)
+        if body.get("chunk_type") == "stream_complete":
+            body["continuation"]["stream_closed"] = False
+        return body, closed
+    streams.next_response = next_response
+    tools.streams = streams
+
+
+@mutant("ON-COLL-007", profile=PROFILE)
+def on_artifact_set_missing_an_id():
+    """list_artifact_sets leaves the last artifact id of every set out."""
+    def answer(body, sess):
+        for entry in body["artifact_sets"]:
+            entry["artifact_ids"] = entry["artifact_ids"][:-1]
+        return body
+    _wrap("_list_artifact_sets", answer)
+
+
+@mutant("ON-DOM-002", profile=PROFILE)
+def on_provenance_without_collection():
+    """explain_provenance answers outside any collection, looking the id up in every collection."""
+    original = tools.Tools._checked
+
+    def checked(self, sess, name, arguments):
+        if name != "explain_provenance" or sess.active is not None:
+            return original(self, sess, name, arguments)
+        for cid in self.library.collections:
+            sess.active = cid
+            try:
+                return original(self, sess, name, arguments)
+            except errors.ToolError:
+                continue
+            finally:
+                sess.active = None
+        raise errors.no_collection_context()
+    tools.Tools._checked = checked
+
+
+@mutant("ON-SRCH-006", profile=PROFILE)
+def on_preview_is_the_whole_short_passage():
+    """A passage of up to 100 characters is previewed whole."""
+    tools.preview = lambda text, limit: text[:limit]
+
+
+@mutant("ON-PASS-008", profile=PROFILE)
+def on_passage_timestamp_dropped():
+    """fetch_passage's provenance never gives the page's timestamp."""
+    def answer(body, sess, source_id):
+        body["provenance"]["timestamp"] = None
+        return body
+    _wrap("_fetch_passage", answer)
+
+
 # -- a reference to the loaded library, for patches that need it -------------------------------------
 _LIBRARY: dict[str, library.Library] = {}
 
