@@ -65,6 +65,20 @@ def on_no_result_metadata():
     server.to_result = to_result
 
 
+@mutant("ON-TOOL-004", profile=PROFILE)
+def on_a_prompt_offered():
+    """Offers a prompt, summarize_collection, beside the tools."""
+    original = server.Server
+
+    async def list_prompts(ctx, params):
+        return server.types.ListPromptsResult(prompts=[server.types.Prompt(
+            name="summarize_collection", description="Summarize the active collection")])
+
+    def build(*args, **kwargs):
+        return original(*args, on_list_prompts=list_prompts, **kwargs)
+    server.Server = build
+
+
 # -- sessions and the Domicile invariants ---------------------------------------------------------
 @mutant("ON-DOM-006", "ON-STRM-007", profile=PROFILE, transport="http")
 def on_context_shared_across_sessions():
