@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .harness.adapter import FixtureSetupError
 from .harness.fixtures import build_for
 from .harness.stdio import NoResponse, ServerGone
 from .servers import connect
@@ -84,7 +85,11 @@ def run(state: "SuiteState", settings: dict[str, Any]) -> Preflight:
     started = time.monotonic()
     command = state.server_url or state.command
     with tempfile.TemporaryDirectory(prefix="rc-preflight-") as tmp:
-        fixture = build_for(state.profile, Path(tmp) / "fixture", settings)
+        try:
+            fixture = build_for(state.profile, Path(tmp) / "fixture", settings)
+        except FixtureSetupError as exc:  # e.g. the implementation's own index command failed
+            return Preflight(ok=False, command=exc.command or command, seconds=time.monotonic() - started,
+                             problem=exc.problem, exit_status=exc.exit_status, stderr_tail=exc.stderr_tail[-TAIL_LINES:])
         server = None
         try:
             home = Path(tmp) / "home"

@@ -41,11 +41,18 @@ class ContractFixture:
 
     kind: ClassVar[str] = ""
     canaries: dict[str, str]
+    # The settings it was built with (e.g. the commands that index it): a private copy of the
+    # fixture is built with the same ones.
+    settings: dict[str, Any] = {}
 
     # -- starting servers --------------------------------------------------------------
     def placeholders(self) -> dict[str, str]:
         """Values for the server command's {placeholders} and the profile's environment."""
         raise NotImplementedError
+
+    def call_values(self) -> dict[str, str]:
+        """Values for {placeholders} in the spec's sweep calls (e.g. a canary to send in a query)."""
+        return {}
 
     def session_headers(self, token: str | None = None) -> dict[str, str]:
         """HTTP headers a session needs (a bearer token for hosted fixtures)."""
@@ -116,6 +123,17 @@ class ContractFixture:
 
     def close(self) -> None:
         pass
+
+
+class FixtureSetupError(RuntimeError):
+    """A fixture could not be made ready with the implementation's own command (e.g. building
+    its index): the preflight reports it like a server that cannot start."""
+
+    def __init__(self, problem: str, *, command: str = "", exit_status: int | None = None,
+                 stderr_tail: list[str] | None = None) -> None:
+        super().__init__(problem)
+        self.problem, self.command, self.exit_status = problem, command, exit_status
+        self.stderr_tail = list(stderr_tail or [])
 
 
 KINDS: dict[str, type[ContractFixture]] = {}
