@@ -12,6 +12,7 @@ import httpx
 import pytest
 
 from contract_tests.checks import called_ok, short
+from contract_tests.harness.http import messages_of
 from contract_tests.harness.vault_agent import NOTES
 from contract_tests.verdicts import Findings, describe_call
 from contract_tests.vault_agent.common import (
@@ -22,9 +23,10 @@ pytestmark = profiles_mark
 UNSUPPORTED = ("2024-11-05",)  # older than 2025-03-26; MCP-INIT-003 sends one that does not exist
 
 
-def _initialize_all(suite, servers, server, fixture, params: list[dict]) -> list[dict]:
+def _initialize_all(suite, servers, server, fixture, params: list[dict], after) -> list[dict]:
     """initialize with each params, each on a session of its own: a fresh stdio process apiece
-    (one session per process), or a new session on the running HTTP server."""
+    (one session per process), or a new session on the running HTTP server. `after(srv)` runs on
+    the first stdio server once it is initialized (the malformed-input probes share it)."""
     if suite.transport == "http":
         out = []
         for p in params:
@@ -32,7 +34,6 @@ def _initialize_all(suite, servers, server, fixture, params: list[dict]) -> list
                                                     "params": p},
                                   headers={"Accept": "application/json, text/event-stream",
                                            "Content-Type": "application/json"}, timeout=30)
-            from contract_tests.harness.http import messages_of
             messages = [json.loads(t) for t in messages_of(response)]
             out.append(messages[0] if messages else {"rc_http_status": response.status_code, "error": {}})
         return out
@@ -42,6 +43,9 @@ def _initialize_all(suite, servers, server, fixture, params: list[dict]) -> list
     def one(i: int) -> None:
         try:
             results[i] = started[i].request("initialize", params[i], timeout=30)
+            if i == 0 and "result" in results[0]:
+                started[0].notify("notifications/initialized")
+                after(started[0])
         finally:
             started[i].close(timeout=5)
     threads = [threading.Thread(target=one, args=(i,)) for i in range(len(params))]
@@ -52,92 +56,90 @@ def _initialize_all(suite, servers, server, fixture, params: list[dict]) -> list
     return results
 
 
+def _malformed(srv, seen: dict) -> None:
+    """A line that is not JSON, then a batch of two pings, then one ping (stdio)."""
+    srv.send_bytes(b'{"jsonrpc": "2.0", "id": "rc-bad", "method": \n')
+    seen["after_bad"] = srv.request("ping", timeout=15)
+    srv.send_bytes(b'[{"jsonrpc": "2.0", "id": "rc-b1", "method": "ping"}, '
+                   b'{"jsonrpc": "2.0", "id": "rc-b2", "method": "ping"}]\n')
+    seen["after_batch"] = srv.request("ping", timeout=15)
+    seen["unsolicited"] = list(srv.unsolicited)
+
+
+def _check_versions(findings, answers) -> None:
+    first = answers[OLDEST_VERSION].get("result") or {}
+    findings.check(first.get("protocolVersion") == OLDEST_VERSION, "VA-PROTO-001",
+                   f"initialize {OLDEST_VERSION} answered {short(answers[OLDEST_VERSION], 160)}", case=OLDEST_VERSION)
+    findings.check("tools" in (first.get("capabilities") or {}), "VA-PROTO-001", "no tools capability",
+                   case=OLDEST_VERSION)
+    declared = choice("unsupported_version")
+    for version in UNSUPPORTED:
+        answer = answers[version]
+        offered = (answer.get("result") or {}).get("protocolVersion")
+        if "result" in answer:
+            findings.check(offered != version and isinstance(offered, str) and offered >= OLDEST_VERSION,
+                           "VA-PROTO-002", f"initialize {version} was answered with {short(offered)}", case=version)
+            findings.check(declared in (None, "counter-offer"), "VA-PROTO-002",
+                           "declared an error for an unsupported version, but counter-offered", case=version)
+        else:
+            findings.check(rpc_error(answer) is not None, "VA-PROTO-002",
+                           f"initialize {version}: neither a result nor a JSON-RPC error: {short(answer, 160)}",
+                           case=version)
+            findings.check(declared in (None, "error"), "VA-PROTO-002",
+                           "declared a counter-offer for an unsupported version, but answered an error", case=version)
+    missing = answers[None]
+    code = (rpc_error(missing) or {}).get("code")
+    findings.check(code == -32600, "VA-PROTO-003", f"initialize without protocolVersion answered "
+                   f"{short(missing, 160)}; expected the JSON-RPC error -32600", case="no-version")
+
+
+def _check_malformed_stdio(findings, seen) -> None:
+    messages = [m for item in seen["unsolicited"] for m in (item if isinstance(item, list) else [item])
+                if isinstance(m, dict)]
+    findings.check(any(m.get("error", {}).get("code") == -32700 for m in messages), "VA-PROTO-004",
+                   f"no -32700 error for a line that is not JSON (unsolicited answers: {short(messages, 160)})")
+    findings.check("result" in seen["after_bad"], "VA-PROTO-004", "the server stopped answering after the bad line")
+    answered = {m.get("id") for m in messages if "result" in m}
+    refused = any(m.get("error", {}).get("code") == -32600 for m in messages)
+    declared = choice("batch")
+    findings.check("result" in seen.get("after_batch", {}), "VA-PROTO-005", "the server stopped answering after a batch")
+    if declared == "answer":
+        findings.check({"rc-b1", "rc-b2"} <= answered, "VA-PROTO-005", f"declared to answer batches; got "
+                       f"{short(messages, 160)}")
+    elif declared == "refuse":
+        findings.check(refused, "VA-PROTO-005", f"declared to refuse batches; got {short(messages, 160)}")
+    else:
+        findings.check({"rc-b1", "rc-b2"} <= answered or refused, "VA-PROTO-005",
+                       f"a batch got neither an answer per request nor -32600: {short(messages, 160)}")
+
+
+def _check_malformed_http(findings, server) -> None:
+    response = httpx.post(server.url, content=b'{"jsonrpc": "2.0", "id": 1, "method": ',
+                          headers={**server.headers(), "Mcp-Session-Id": server.session_id or ""}, timeout=30)
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    code = body.get("error", {}).get("code") if isinstance(body, dict) else None
+    findings.check(response.status_code == 400 and code == -32700, "VA-PROTO-004",
+                   f"got HTTP {response.status_code} {short(response.text, 160)}")
+
+
 @pytest.mark.integration
-@pytest.mark.req("VA-PROTO-001", "VA-PROTO-002", "VA-PROTO-003")
-def test_protocol_versions_are_negotiated_as_the_documents_say(suite, servers, server, contract_fixture):
+@pytest.mark.req("VA-PROTO-001", "VA-PROTO-002", "VA-PROTO-003", "VA-PROTO-004", "VA-PROTO-005")
+def test_the_handshake_and_malformed_input_are_answered_as_the_documents_say(suite, servers, server, client,
+                                                                            contract_fixture):
     asked = [OLDEST_VERSION, *UNSUPPORTED, None]
     params = [{**INITIALIZE, **({"protocolVersion": v} if v else {})} for v in asked]
-    answers = dict(zip(asked, _initialize_all(suite, servers, server, contract_fixture, params)))
+    seen: dict = {}
+    answers = dict(zip(asked, _initialize_all(suite, servers, server, contract_fixture, params,
+                                              lambda srv: _malformed(srv, seen))))
     with Findings() as findings:
-        first = answers[OLDEST_VERSION].get("result") or {}
-        findings.check(first.get("protocolVersion") == OLDEST_VERSION, "VA-PROTO-001",
-                       f"initialize {OLDEST_VERSION} answered {short(answers[OLDEST_VERSION], 160)}", case=OLDEST_VERSION)
-        findings.check("tools" in (first.get("capabilities") or {}), "VA-PROTO-001", "no tools capability",
-                       case=OLDEST_VERSION)
-        declared = choice("unsupported_version")
-        for version in UNSUPPORTED:
-            answer = answers[version]
-            offered = (answer.get("result") or {}).get("protocolVersion")
-            if "result" in answer:
-                findings.check(offered != version and isinstance(offered, str) and offered >= OLDEST_VERSION,
-                               "VA-PROTO-002", f"initialize {version} was answered with {short(offered)}", case=version)
-                findings.check(declared in (None, "counter-offer"), "VA-PROTO-002",
-                               "declared an error for an unsupported version, but counter-offered", case=version)
-            else:
-                findings.check(rpc_error(answer) is not None, "VA-PROTO-002",
-                               f"initialize {version}: neither a result nor a JSON-RPC error: {short(answer, 160)}",
-                               case=version)
-                findings.check(declared in (None, "error"), "VA-PROTO-002",
-                               "declared a counter-offer for an unsupported version, but answered an error", case=version)
-        missing = answers[None]
-        code = (rpc_error(missing) or {}).get("code")
-        findings.check(code == -32600, "VA-PROTO-003", f"initialize without protocolVersion answered "
-                       f"{short(missing, 160)}; expected the JSON-RPC error -32600", case="no-version")
-
-
-@pytest.mark.integration
-@pytest.mark.req("VA-PROTO-004")
-def test_a_message_that_is_not_json_gets_a_parse_error(suite, servers, server, contract_fixture):
-    with Findings() as findings:
+        _check_versions(findings, answers)
         if suite.transport == "http":
-            response = httpx.post(server.url, content=b'{"jsonrpc": "2.0", "id": 1, "method": ',
-                                  headers={**server.headers(), "Mcp-Session-Id": server.session_id or ""}, timeout=30)
-            try:
-                body = response.json()
-            except ValueError:
-                body = None
-            code = (body or {}).get("error", {}).get("code") if isinstance(body, dict) else None
-            findings.check(response.status_code == 400 and code == -32700, "VA-PROTO-004",
-                           f"got HTTP {response.status_code} {short(response.text, 160)}")
-            return
-        srv = servers.start(contract_fixture)
-        try:
-            srv.initialize()
-            srv.send_bytes(b'{"jsonrpc": "2.0", "id": "rc-bad", "method": \n')
-            pong = srv.request("ping", timeout=15)
-        finally:
-            srv.close(timeout=5)
-        codes = [m.get("error", {}).get("code") for m in srv.unsolicited if isinstance(m, dict)]
-        findings.check(-32700 in codes, "VA-PROTO-004", f"no -32700 error for a line that is not JSON "
-                       f"(unsolicited answers: {short(srv.unsolicited, 160)})")
-        findings.check("result" in pong, "VA-PROTO-004", "the server stopped answering after the bad line")
-
-
-@pytest.mark.integration
-@pytest.mark.req("VA-PROTO-005")
-def test_a_batch_is_answered_per_request_or_refused_as_a_whole(servers, contract_fixture):
-    srv = servers.start(contract_fixture)
-    try:
-        srv.initialize()
-        srv.send_bytes(b'[{"jsonrpc": "2.0", "id": "rc-b1", "method": "ping"}, '
-                       b'{"jsonrpc": "2.0", "id": "rc-b2", "method": "ping"}]\n')
-        pong = srv.request("ping", timeout=15)
-    finally:
-        srv.close(timeout=5)
-    messages = [m for item in srv.unsolicited for m in (item if isinstance(item, list) else [item])]
-    answered = {m.get("id") for m in messages if isinstance(m, dict) and "result" in m}
-    refused = any(isinstance(m, dict) and m.get("error", {}).get("code") == -32600 for m in messages)
-    declared = choice("batch")
-    with Findings() as findings:
-        findings.check("result" in pong, "VA-PROTO-005", "the server stopped answering after a batch")
-        if declared == "answer":
-            findings.check({"rc-b1", "rc-b2"} <= answered, "VA-PROTO-005", f"declared to answer batches; got "
-                           f"{short(messages, 160)}")
-        elif declared == "refuse":
-            findings.check(refused, "VA-PROTO-005", f"declared to refuse batches; got {short(messages, 160)}")
-        else:
-            findings.check({"rc-b1", "rc-b2"} <= answered or refused, "VA-PROTO-005",
-                           f"a batch got neither an answer per request nor -32600: {short(messages, 160)}")
+            _check_malformed_http(findings, server)
+        elif "after_bad" in seen:
+            _check_malformed_stdio(findings, seen)
 
 
 @pytest.mark.integration

@@ -155,13 +155,18 @@ def test_closing_stdin_finishes_the_calls_in_flight_and_exits_zero(suite, server
 
 
 @pytest.mark.e2e
-@pytest.mark.req("VA-STDIO-008")
-def test_sigterm_during_calls_ends_the_server_cleanly_with_status_zero(suite, servers, contract_fixture, names):
-    """A signal, unlike stdin's end, may arrive before the server has read every request, so
-    only the calls it started must finish: SIGTERM once answers flow, then status 0 and only
-    whole JSON-RPC messages on stdout."""
-    srv = start_stdio(servers, suite, contract_fixture)
-    srv.initialize(OLDEST_VERSION, timeout=30)
+@pytest.mark.req("VA-STDIO-006", "VA-STDIO-008")
+def test_with_mcp_disabled_the_stdio_server_serves_and_sigterm_ends_it_cleanly(suite, servers, contract_fixture, names):
+    """mcp.enabled false (file and environment) changes nothing for stdio. Then SIGTERM once
+    answers of a burst flow: a signal, unlike stdin's end, may arrive before the server has read
+    every request, so only the calls it started must finish: status 0 and only whole JSON-RPC
+    messages on stdout."""
+    config = contract_fixture.write_config("mcp-disabled.toml", "[mcp]\nenabled = false\n")
+    srv = start_stdio(servers, suite, contract_fixture, values={"config": str(config)},
+                      env={"VAULT_AGENT_MCP_ENABLED": "false"})
+    init = srv.initialize(OLDEST_VERSION, timeout=30)
+    args = names.args("search", {"query": "tokalpha"})
+    response = srv.call_tool("search", args) if "result" in init else init
     _burst(srv, names)
     flowing = wait_for(lambda: len(_answered(srv)) > 0, 30, 0.005)
     srv.proc.send_signal(signal.SIGTERM)
@@ -171,27 +176,12 @@ def test_sigterm_during_calls_ends_the_server_cleanly_with_status_zero(suite, se
         code = None
     srv.close(timeout=5)
     with Findings() as findings:
+        findings.check(called_ok(response), "VA-STDIO-006", f"with mcp.enabled false: {short(response, 160)}",
+                       request=describe_call("search", args))
         findings.check(flowing, "VA-STDIO-008", "no call of the burst was answered within 30 s")
         findings.check(code == 0, "VA-STDIO-008", f"exit status {code} after SIGTERM (None: still running 30 s later)")
         findings.check(not srv.bad_lines, "VA-STDIO-008", f"{len(srv.bad_lines)} stdout line(s) that are not whole "
                        "JSON-RPC messages after SIGTERM")
-
-
-@pytest.mark.e2e
-@pytest.mark.req("VA-STDIO-006")
-def test_the_stdio_server_serves_whatever_mcp_enabled_says(suite, servers, contract_fixture, names):
-    config = contract_fixture.write_config("mcp-disabled.toml", "[mcp]\nenabled = false\n")
-    srv = start_stdio(servers, suite, contract_fixture, values={"config": str(config)},
-                      env={"VAULT_AGENT_MCP_ENABLED": "false"})
-    try:
-        init = srv.initialize(OLDEST_VERSION, timeout=30)
-        args = names.args("search", {"query": "tokalpha"})
-        response = srv.call_tool("search", args) if "result" in init else init
-    finally:
-        srv.close(timeout=5)
-    with Findings() as findings:
-        findings.check(called_ok(response), "VA-STDIO-006", f"with mcp.enabled false: {short(response, 160)}",
-                       request=describe_call("search", args))
 
 
 @pytest.mark.e2e
