@@ -32,7 +32,8 @@ def test_help_for_a_profile_with_further_commands_names_each_role_and_the_refere
     out = _cli("--profile", "vault-agent", "--help")
     for role in ("index", "serve", "public", "hold"):
         assert f"--rc-command {role}=CMD" in out.stdout, role
-    assert "command hold (optional)" in out.stdout and "    index: {python} -m reference.vault_agent index" in out.stdout
+    assert "command hold (optional)" in out.stdout
+    assert "    index: {python} -m reference.vault_agent index" in out.stdout
     assert "--rc-command ROLE=CMD" in _cli("--help").stdout
 
 

@@ -219,6 +219,19 @@ def derived_disk_attacks(root: Path, root_name: str, inside_file: str, inside_di
     return out
 
 
+def plant_escapes(root: Path, vault: Path, text: str, outside: list[str], links: dict[str, str]) -> None:
+    """Files beside the vault that escapes aim at (each holding `text`, with its canary), and the
+    symlinks of vault/links (name -> relative target), out to them or back inside."""
+    for rel in outside:
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    (vault / "links").mkdir()
+    for name, target in links.items():
+        link = vault / "links" / name
+        os.symlink(target, link, target_is_directory=(link.parent / target).is_dir())
+
+
 def _first_file(directory: Path) -> str:
     for dirpath, _dirs, files in os.walk(directory):
         if files:

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .adapter import DiskFixture, FixtureSetupError, derived_disk_attacks, register, snapshot, snapshot_diff
+from .adapter import (DiskFixture, FixtureSetupError, derived_disk_attacks, plant_escapes, register, snapshot,
+                      snapshot_diff)
 from .process import private_environment, render_command
 
 CANARY_CLASSES = ("body", "frontmatter", "attachment", "hidden", "outside", "path", "query")
@@ -207,14 +208,9 @@ def build_vault_agent(base: Path) -> VaultAgentFixture:
     for rel, size in SIZES.items():
         with open(fx.vault / rel, "wb") as handle:  # sparse: the size costs no disk
             handle.truncate(size)
-    for rel in ("outside/secret.txt", "outside/secret.md", "outside/sub/deeper.txt", "vault_evil/secret.txt"):
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f"# Outside\n\n{c['outside']} {token('outside')} must never be read\n", encoding="utf-8")
-    links = fx.vault / "links"
-    links.mkdir()
-    os.symlink("../../outside/secret.txt", links / "escape-file.txt")
-    os.symlink("../../outside", links / "escape-dir", target_is_directory=True)
-    os.symlink("../attachments/readme.txt", links / "inside.txt")
+    plant_escapes(root, fx.vault, f"# Outside\n\n{c['outside']} {token('outside')} must never be read\n",
+                  ["outside/secret.txt", "outside/secret.md", "outside/sub/deeper.txt", "vault_evil/secret.txt"],
+                  {"escape-file.txt": "../../outside/secret.txt", "escape-dir": "../../outside",
+                   "inside.txt": "../attachments/readme.txt"})
     os.symlink("../../outside/secret.md", fx.vault / "notes" / "escape.md")
     return fx
