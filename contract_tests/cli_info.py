@@ -19,7 +19,8 @@ class _Group:
         self.options: list[tuple[str, str]] = []
 
     def addoption(self, *names: str, **kwargs: Any) -> None:
-        metavar = "" if kwargs.get("action") == "store_true" else " " + names[0].lstrip("-").upper().replace("-", "_")
+        metavar = "" if kwargs.get("action") == "store_true" else \
+            " " + kwargs.get("metavar", names[0].lstrip("-").upper().replace("-", "_"))
         self.options.append((", ".join(names) + metavar, kwargs.get("help", "")))
 
 
@@ -78,7 +79,13 @@ def profile_help(profile_id: str) -> list[str]:
                 out.append(f"  declarable choice {choice}: {what}")
         else:
             out.append(f"  declarable {name}: {text}")
-    out.append(f"  reference: {', '.join(f'{t}: {c}' for t, c in data['reference'].items() if t != 'declaration')}")
+    for role, spec in profile.command_roles.items():
+        optional = " (optional)" if spec.get("optional") else ""
+        out.append(f"  command {role}{optional} (--rc-command {role}=CMD): {spec['description']}")
+    reference = data["reference"]
+    out.append(f"  reference: {', '.join(f'{t}: {reference[t]}' for t in profile.transports if t in reference)}")
+    for role, command in profile.reference_commands().items():
+        out.append(f"    {role}: {command}")
     return out
 
 

@@ -160,6 +160,14 @@ class Profile:
     def reference_command(self, transport: str) -> str:
         return self.data["reference"][transport]
 
+    @property
+    def command_roles(self) -> dict[str, dict[str, Any]]:
+        """Commands the profile needs besides --server-cmd (role -> description, optional)."""
+        return dict(self.data.get("commands", {}))
+
+    def reference_commands(self) -> dict[str, str]:
+        return dict(self.data["reference"].get("commands", {}))
+
     def reference_declaration(self) -> str | None:
         """The bundled reference's declaration file (absolute), if it ships one."""
         name = self.data["reference"].get("declaration")

@@ -51,6 +51,10 @@ def load(path: str, profile: Profile) -> dict[str, Any]:
     for name in data.get("outputs", {}):
         if name not in profile.data.get("outputs", {}):
             raise DeclarationError(f"{path}: outputs: {name!r} is not an output the profile reads")
+    for role in data.get("commands", {}):
+        if role not in profile.command_roles:
+            raise DeclarationError(f"{path}: commands: {role!r} is not a command of {profile.id} "
+                                   f"({', '.join(profile.command_roles) or 'none'})")
     if data.get("error_channel") and data["error_channel"] not in profile.errors["channels"]:
         raise DeclarationError(f"{path}: error_channel {data['error_channel']!r}: the seed fixes "
                                f"{', '.join(profile.errors['channels'])}")

@@ -6,7 +6,7 @@ same way. Settings come from environment variables (the action maps its inputs o
   RC_SERVER_URL    or the URL of a running server
   RC_TRANSPORT     stdio or http        RC_PHASE        a phase, for profiles that have them
   RC_TIERS         a -m expression, e.g. "security or integration"
-  RC_EXPECTATIONS  an expectations file RC_DECLARATION  a declaration file
+  RC_EXPECTATIONS  an expectations file RC_DECLARATION  a declaration file (vault-agent: its `commands`)
   RC_STRICT        "true": advisories fail the run too
   RC_REPORT_DIR    where reports go (default rc-reports)   RC_WORKERS   -n value (default 2)
   GITHUB_STEP_SUMMARY   when set, the Markdown report is appended to it

@@ -17,7 +17,7 @@ from .report import render_markdown, requirement_status
 def merge(documents: list[dict[str, Any]]) -> dict[str, Any]:
     first = documents[0]
     for doc in documents[1:]:
-        for key in ("profile", "transport", "phase", "target"):
+        for key in ("profile", "transport", "phase", "target", "commands"):
             if doc.get(key) != first.get(key):
                 raise ValueError(f"the reports are of different runs: {key} {doc.get(key)!r} vs {first.get(key)!r}")
     shards = sorted(doc.get("shard") or "" for doc in documents)

@@ -47,6 +47,8 @@ class SuiteState:
     shard: str | None = None                      # "i/n"
     server_logs: list[dict[str, Any]] = field(default_factory=list)  # redacted, for the HTML report
     sharded_out: set[str] = field(default_factory=set)  # nodeids another shard runs
+    commands: dict[str, str] = field(default_factory=dict)  # role -> template (the profile's `commands`)
+    given_commands: dict[str, str] = field(default_factory=dict)  # the ones from --rc-command
 
     @property
     def command(self) -> str:
@@ -73,6 +75,8 @@ class SuiteState:
             parts += ["--server-url", self.server_url]
         elif self.server_cmd:
             parts += ["--server-cmd", self.server_cmd]
+        for role, command in self.given_commands.items():
+            parts += ["--rc-command", f"{role}={command}"]
         if self.strict:
             parts.append("--strict")
         module, _, rest = nodeid.partition("::")
@@ -105,7 +109,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--server-cmd", default=None,
                     help="command that starts the server under test; placeholders: {python} (this "
                          "interpreter), {port} (HTTP) and the profile's own ({vault}; {docs_root}, {code_root}, {root}; "
-                         "{notebooks}, {store}, {stream_timeout_s})")
+                         "{notebooks}, {store}, {stream_timeout_s}; {index_dir}, {config}, {api_key})")
+    group.addoption("--rc-command", action="append", default=[], metavar="ROLE=CMD",
+                    help="a command the profile needs besides --server-cmd (vault-agent: index, serve, public, "
+                         "hold), with the same placeholders; repeatable; overrides the declaration's `commands`")
     group.addoption("--transport", default=None, choices=("stdio", "http"),
                     help="how to reach --server-cmd: stdio, or Streamable HTTP on a port the suite picks "
                          "({port} placeholder); default: the profile's first transport")
@@ -211,10 +218,12 @@ def pytest_configure(config: pytest.Config) -> None:
         index, _, count = shard.partition("/")
         if not (index.isdigit() and count.isdigit() and 1 <= int(index) <= int(count)):
             raise pytest.UsageError(f"--shard: expected i/n with 1 <= i <= n, got {shard!r}")
+    given = _given_commands(config, profile)
     state = SuiteState(
         profile=profile, transport=transport, server_cmd=server_cmd, server_path=config.getoption("--server-path"),
         phase=phase, expectations=expectations, only_reqs=only, server_url=server_url,
-        canister_port=config.getoption("--canister-port"), strict=config.getoption("--rc-strict"), shard=shard)
+        canister_port=config.getoption("--canister-port"), strict=config.getoption("--rc-strict"), shard=shard,
+        commands=_commands(profile, given, server_cmd), given_commands=given)
     config.stash[STATE] = state
     SELECTION.only_cases = {x.strip() for x in (config.getoption("--case") or "").split(",") if x.strip()}
     SELECTION.expected_reqs = set(expectations.requirement_entries())
@@ -227,6 +236,34 @@ def pytest_configure(config: pytest.Config) -> None:
     if not _is_worker(config) and _runs_suite(config):
         config.pluginmanager.register(
             ReportCollector(config, state, Path(report_dir) if report_dir else None), "retrieval-contract-report")
+
+
+def _given_commands(config: pytest.Config, profile: contracts.Profile) -> dict[str, str]:
+    given: dict[str, str] = {}
+    for item in config.getoption("--rc-command") or []:
+        role, sep, command = item.partition("=")
+        if not sep or not command.strip():
+            raise pytest.UsageError(f"--rc-command: expected ROLE=CMD, got {item!r}")
+        if role not in profile.command_roles:
+            raise pytest.UsageError(f"--rc-command: profile {profile.id} has no command {role!r} "
+                                    f"(its commands: {', '.join(profile.command_roles) or 'none'})")
+        given[role] = command
+    return given
+
+
+def _commands(profile: contracts.Profile, given: dict[str, str], server_cmd: str | None) -> dict[str, str]:
+    """Each role's command: --rc-command, else the declaration's `commands`, else (for the
+    bundled reference only) the spec's reference commands. A missing required role is a usage
+    error that says how to give it."""
+    reference = {} if server_cmd else profile.reference_commands()
+    merged = {**reference, **contracts.DECLARATION.get("commands", {}), **given}
+    missing = [role for role, spec in profile.command_roles.items()
+               if role not in merged and not spec.get("optional")]
+    if missing:
+        raise pytest.UsageError(
+            f"profile {profile.id} needs these commands besides --server-cmd: {', '.join(missing)}; give each with "
+            f"--rc-command ROLE=CMD or in your declaration's `commands` (see the profile's documentation)")
+    return merged
 
 
 def _check_server_url(config: pytest.Config, profile: contracts.Profile, url: str) -> None:
@@ -280,6 +317,8 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         lines.append(f"retrieval-contract: phase {state.phase}")
     if state.preflight is not None:
         lines.append(f"retrieval-contract: server {state.preflight.describe()}")
+    if state.commands:
+        lines.append(f"retrieval-contract: commands {', '.join(sorted(state.commands))}")
     if config.stash.get(DECLARED, None):
         lines.append(f"retrieval-contract: declaration {config.stash.get(DECLARED, None)} "
                      f"({', '.join(k for k in contracts.DECLARATION if k != 'profile')})")
@@ -482,7 +521,10 @@ def contract_fixture(tmp_path_factory: pytest.TempPathFactory, profile: contract
 
 
 def _fixture_settings(suite: SuiteState) -> dict[str, Any]:
-    """What a fixture built for an already running server must match (its ports, secrets)."""
+    """What a fixture built for an already running server must match (its ports, secrets), and
+    the commands of a profile that has them (e.g. the one that builds an index)."""
+    if suite.profile.command_roles:
+        return {"commands": dict(suite.commands)}
     if not suite.server_url:
         return {}
     return KINDS[suite.profile.fixture_kind].running_server_settings({"canister_port": suite.canister_port},

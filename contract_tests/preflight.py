@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .harness.adapter import FixtureError
+from .harness.adapter import FixtureSetupError
 from .harness.fixtures import build_for
 from .harness.stdio import NoResponse, ServerGone
 from .servers import connect
@@ -87,9 +87,9 @@ def run(state: "SuiteState", settings: dict[str, Any]) -> Preflight:
     with tempfile.TemporaryDirectory(prefix="rc-preflight-") as tmp:
         try:
             fixture = build_for(state.profile, Path(tmp) / "fixture", settings)
-        except FixtureError as exc:  # e.g. a declared load command that failed
-            return Preflight(ok=False, command=command, seconds=time.monotonic() - started, problem=str(exc),
-                             stderr_tail=exc.tail[-TAIL_LINES:])
+        except FixtureSetupError as exc:  # e.g. the implementation's own index command failed
+            return Preflight(ok=False, command=exc.command or command, seconds=time.monotonic() - started,
+                             problem=exc.problem, exit_status=exc.exit_status, stderr_tail=exc.stderr_tail[-TAIL_LINES:])
         server = None
         try:
             home = Path(tmp) / "home"

@@ -249,6 +249,7 @@ class ReportCollector:
             "phase": self.state.phase,
             "transport": self.state.transport,
             "target": self.state.target,
+            "commands": dict(self.state.commands),  # the profile's further commands (--rc-command), if it has any
             "strict": self.state.strict,
             "shard": self.state.shard,
             "docs_url": self.config.getoption("--docs-url"),
@@ -329,6 +330,7 @@ def render_markdown(doc: dict[str, Any]) -> str:
         lines.append("")
     lines += [
         f"- target: `{doc['target']}`",
+        *[f"- command {role}: `{command}`" for role, command in sorted((doc.get("commands") or {}).items())],
         f"- transport: {doc['transport']}" + (f", phase {doc['phase']}" if doc["phase"] else "")
         + (", strict (advisories fail the run)" if doc.get("strict") else ""),
         "- summary: " + ", ".join(f"{k} {v}" for k, v in sorted(doc["summary"].items())),

@@ -29,6 +29,8 @@ def esc(text: Any, limit: int | None = None) -> str:
     and combining marks as \\uXXXX, so two different strings never print alike."""
     if not isinstance(text, str):
         text = json.dumps(text, ensure_ascii=False, default=str)
+    if limit is not None and len(text) > limit:  # escape only what is shown (answers can be megabytes)
+        return esc(text[:limit])[:limit] + f"... ({len(text)} chars)"
     out = []
     for ch in text:
         cat = unicodedata.category(ch)

@@ -28,6 +28,15 @@ def test_help_for_a_profile_shows_its_placeholders_and_choices():
     assert len(out.stdout.splitlines()) < 140
 
 
+def test_help_for_a_profile_with_further_commands_names_each_role_and_the_references_own():
+    out = _cli("--profile", "vault-agent", "--help")
+    for role in ("index", "serve", "public", "hold"):
+        assert f"--rc-command {role}=CMD" in out.stdout, role
+    assert "command hold (optional)" in out.stdout
+    assert "    index: {python} -m reference.vault_agent index" in out.stdout
+    assert "--rc-command ROLE=CMD" in _cli("--help").stdout
+
+
 def test_version_names_the_suite_and_the_contract_data():
     out = _cli("--version")
     assert out.returncode == 0

@@ -127,6 +127,16 @@ def test_escaped_text_never_prints_two_different_strings_alike():
     assert esc("plain/path.md") == "plain/path.md"
 
 
+def test_shortened_server_text_still_escapes_newlines_ansi_and_controls_so_it_cannot_forge_report_lines():
+    from contract_tests.verdicts import esc
+    hostile = "ok\nPASSED forged::test\r\x1b[32mPASSED\x1b[0m\u2028\x00" * 10_000
+    for limit in (None, 5, 40, 200):
+        shown = esc(hostile, limit)
+        assert not any(ch in shown for ch in "\n\r\x1b\u2028\x00"), limit
+        if limit is not None:  # only the shown part is rendered, and the true length is said
+            assert shown.endswith(f"... ({len(hostile)} chars)") and len(shown) < limit + 30
+
+
 def test_a_difference_shows_both_sides_where_they_differ():
     from contract_tests.verdicts import difference
     a, b = "x" * 200 + "abc", "x" * 200 + "abd"

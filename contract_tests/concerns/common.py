@@ -31,11 +31,13 @@ def sweep_calls(profile: Profile, fixture: Any, names: Any, items: list[str] | N
                 ) -> list[tuple[str, dict[str, Any]]]:
     """Every sweep call of the profile on every fixture item (tool, server-named arguments)."""
     calls = profile.concerns.get("sweep", [])
-    out = [(c["tool"], names.args(c["tool"], c["arguments"])) for c in calls if c.get("once")]
+    values = fixture.call_values()
+    out = [(c["tool"], names.args(c["tool"], render(c["arguments"], values))) for c in calls if c.get("once")]
     for item in fixture.items() if items is None else items:
         for call in calls:
             if not call.get("once"):
-                out.append((call["tool"], names.args(call["tool"], render(call["arguments"], item_values(item)))))
+                out.append((call["tool"], names.args(call["tool"], render(call["arguments"],
+                                                                          {**values, **item_values(item)}))))
     return out
 
 

@@ -91,7 +91,7 @@ def test_a_full_run_leaves_the_fixture_unchanged(case, servers, contract_fixture
     starts and after every tool ran on every item and every failing call."""
     req = case["req"]
     fixture = contract_fixture if suite.server_url else type(contract_fixture).build(
-        profile, tmp_path_factory.mktemp("unchanged"), {})
+        profile, tmp_path_factory.mktemp("unchanged"), contract_fixture.settings)
     try:
         before = fixture.snapshot()
         srv = servers.start(fixture)

@@ -41,11 +41,18 @@ class ContractFixture:
 
     kind: ClassVar[str] = ""
     canaries: dict[str, str]
+    # The settings it was built with (e.g. the commands that index it): a private copy of the
+    # fixture is built with the same ones.
+    settings: dict[str, Any] = {}
 
     # -- starting servers --------------------------------------------------------------
     def placeholders(self) -> dict[str, str]:
         """Values for the server command's {placeholders} and the profile's environment."""
         raise NotImplementedError
+
+    def call_values(self) -> dict[str, str]:
+        """Values for {placeholders} in the spec's sweep calls (e.g. a canary to send in a query)."""
+        return {}
 
     def session_headers(self, token: str | None = None) -> dict[str, str]:
         """HTTP headers a session needs (a bearer token for hosted fixtures)."""
@@ -118,13 +125,15 @@ class ContractFixture:
         pass
 
 
-class FixtureError(RuntimeError):
-    """The fixture could not be prepared for the server (e.g. the implementation's declared load
-    command failed); `tail` holds the last lines that command printed."""
+class FixtureSetupError(RuntimeError):
+    """A fixture could not be made ready with the implementation's own command (e.g. building
+    its index): the preflight reports it like a server that cannot start."""
 
-    def __init__(self, message: str, tail: list[str] | None = None) -> None:
-        super().__init__(message)
-        self.tail = list(tail or [])
+    def __init__(self, problem: str, *, command: str = "", exit_status: int | None = None,
+                 stderr_tail: list[str] | None = None) -> None:
+        super().__init__(problem)
+        self.problem, self.command, self.exit_status = problem, command, exit_status
+        self.stderr_tail = list(stderr_tail or [])
 
 
 KINDS: dict[str, type[ContractFixture]] = {}
@@ -208,6 +217,19 @@ def derived_disk_attacks(root: Path, root_name: str, inside_file: str, inside_di
                     "path": link if not (root / link).is_dir() else f"{link}/{_first_file(root / link)}",
                     "expect": "error", "target": real})
     return out
+
+
+def plant_escapes(root: Path, vault: Path, text: str, outside: list[str], links: dict[str, str]) -> None:
+    """Files beside the vault that escapes aim at (each holding `text`, with its canary), and the
+    symlinks of vault/links (name -> relative target), out to them or back inside."""
+    for rel in outside:
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    (vault / "links").mkdir()
+    for name, target in links.items():
+        link = vault / "links" / name
+        os.symlink(target, link, target_is_directory=(link.parent / target).is_dir())
 
 
 def _first_file(directory: Path) -> str:

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import contracts
-from .adapter import DiskFixture, FixtureError, register
+from .adapter import DiskFixture, FixtureSetupError, register
 from .notebook_generator import ArtifactInfo, CollectionInfo, GeneratedRoot, NotebookInfo, build
 from .process import private_environment, render_command
 
@@ -153,8 +153,9 @@ def run_load_command(fixture: NotebooksFixture, command: str) -> None:
     try:
         proc = subprocess.run(argv, capture_output=True, text=True, timeout=LOAD_TIMEOUT_S, env=env, cwd=home)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise FixtureError(f"the declared load command could not run: {exc}") from exc
+        raise FixtureSetupError(f"the declared load command could not run: {exc}", command=command) from exc
     if proc.returncode != 0:
         tail = (proc.stderr + proc.stdout).splitlines()[-20:]
-        raise FixtureError(f"the declared load command exited with status {proc.returncode} "
-                           "(its output is shown below as the server's stderr)", tail)
+        raise FixtureSetupError(f"the declared load command exited with status {proc.returncode} "
+                                "(its output is shown below as the server's stderr)", command=command,
+                                exit_status=proc.returncode, stderr_tail=tail)

@@ -9,13 +9,12 @@ Layout (fixed; policies/path-attacks.yaml relies on it):
 
 from __future__ import annotations
 
-import os
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .adapter import DiskFixture, derived_disk_attacks, register, snapshot, snapshot_diff  # noqa: F401
+from .adapter import DiskFixture, derived_disk_attacks, plant_escapes, register, snapshot, snapshot_diff  # noqa: F401
 
 CANARY_CLASSES = ("body", "code", "frontmatter", "outside", "path")
 PROMPT_INJECTION_HEADINGS = (
@@ -141,15 +140,10 @@ def build_fixture(root: Path, vectors: list[dict[str, Any]], limits: dict[str, A
     _stress_notes(fx, limits)
 
     # Outside the vault: targets for escapes, with their own canary.
-    for rel in ("outside/secret.md", "outside/sub/deeper.md", "vault_evil/secret.md"):
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f"# Outside {c['outside']}\n\n{c['outside']} must never be read\n", encoding="utf-8")
-    links = fx.vault / "links"
-    links.mkdir()
-    os.symlink("../../outside/secret.md", links / "escape-file.md")
-    os.symlink("../../outside", links / "escape-dir", target_is_directory=True)
-    os.symlink("../inbox/example.md", links / "inside.md")
+    plant_escapes(root, fx.vault, f"# Outside {c['outside']}\n\n{c['outside']} must never be read\n",
+                  ["outside/secret.md", "outside/sub/deeper.md", "vault_evil/secret.md"],
+                  {"escape-file.md": "../../outside/secret.md", "escape-dir": "../../outside",
+                   "inside.md": "../inbox/example.md"})
     fx.notes.append("links/inside.md")
     return fx
 

@@ -131,8 +131,11 @@ def tool_timeout() -> float:
 
 async def _version_floor(ctx, call_next):
     """Answer an initialize that asks for a version older than 2025-03-26 with the latest
-    version the SDK supports (the MCP counter-offer), never with the old version."""
+    version the SDK supports (the MCP counter-offer), never with the old version; one without a
+    protocolVersion is an invalid request (-32600, mcp-transports.md), not the SDK's -32602."""
     params = ctx.params
+    if ctx.method == "initialize" and not (isinstance(params, dict) and isinstance(params.get("protocolVersion"), str)):
+        raise MCPError(code=types.INVALID_REQUEST, message="Invalid Request: initialize needs a protocolVersion.")
     if ctx.method == "initialize" and isinstance(params, dict):
         asked = params.get("protocolVersion")
         if isinstance(asked, str) and asked < OLDEST_VERSION:
@@ -195,12 +198,29 @@ def build_server(core: Core | None, transport: str) -> Server:
     return server
 
 
+def _write(wire, data: bytes) -> None:
+    wire.write(data)
+    wire.flush()
+
+
 async def serve_stdio(server: Server) -> None:
     """Serve one session on stdin/stdout. When stdin closes (or SIGTERM/SIGINT arrives), nothing
-    new is read, every request already read gets its answer, then the process exits 0."""
+    new is read, every request already read gets its answer, then the process exits 0.
+
+    Answers are written here rather than by the SDK's stdout task, so that a request counts as
+    answered only once its whole line is on stdout: a signal never cuts the last answer off."""
     outstanding: set[Any] = set()
     signalled = False
+    wire = os.fdopen(os.dup(1), "wb")  # the protocol stream, taken before the SDK diverts fd 1
+    lock = anyio.Lock()
+
+    async def emit(message: Any) -> None:
+        data = (message.model_dump_json(by_alias=True, exclude_unset=True) + "\n").encode("utf-8")
+        async with lock:
+            await anyio.to_thread.run_sync(_write, wire, data)
+
     async with stdio_server() as (sdk_read, sdk_write):
+        await sdk_write.aclose()  # every message leaves through emit()
         to_server, server_read = anyio.create_memory_object_stream[SessionMessage | Exception](16)
         server_write, from_server = anyio.create_memory_object_stream[SessionMessage](16)
 
@@ -209,24 +229,26 @@ async def serve_stdio(server: Server) -> None:
                 async for item in sdk_read:
                     if isinstance(item, Exception):
                         # A line that is not a JSON-RPC message: answer it (the SDK would drop it).
-                        await sdk_write.send(SessionMessage(_unparsable(item)))
+                        await emit(_unparsable(item))
                         continue
                     message = getattr(item, "message", None)
                     if isinstance(message, types.JSONRPCRequest):
                         outstanding.add(message.id)
-                    await to_server.send(item)
+                    # Shielded: a request counted as outstanding is always delivered, so a
+                    # signal arriving mid-send cannot leave the shutdown waiting for it.
+                    with anyio.CancelScope(shield=True):
+                        await to_server.send(item)
             with anyio.move_on_after(TOOL_TIMEOUT_S + 10):
                 while outstanding:
                     await anyio.sleep(0.005)
             await to_server.aclose()
 
         async def outbound() -> None:
-            async with sdk_write:
-                async for item in from_server:
-                    message = item.message
-                    if isinstance(message, (types.JSONRPCResponse, types.JSONRPCError)):
-                        outstanding.discard(message.id)
-                    await sdk_write.send(item)
+            async for item in from_server:
+                message = item.message
+                await emit(message)
+                if isinstance(message, (types.JSONRPCResponse, types.JSONRPCError)):
+                    outstanding.discard(message.id)
 
         async def on_signal(scope: anyio.CancelScope) -> None:
             nonlocal signalled
@@ -244,7 +266,7 @@ async def serve_stdio(server: Server) -> None:
             await server.run(server_read, server_write, server.create_initialization_options())
             tg.cancel_scope.cancel()
         if signalled:
-            # stdin is still open and its reader thread is blocked in read(): leave now.
-            await anyio.sleep(0.05)
+            # stdin is still open and its reader thread is blocked in read(): leave now (every
+            # answer is already written, see emit()).
             sys.stderr.flush()
             os._exit(0)

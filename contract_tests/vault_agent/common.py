@@ -1,0 +1,289 @@
+"""Helpers of the vault-agent tests: note ids found by search, the spec's failure classes with
+their placeholders filled, the HTTP API route of each tool, and servers started from the
+profile's commands (index, serve, public, hold) as well as the one under test."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import time
+from functools import cache
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+import pytest
+import yaml
+
+from contract_tests import contracts
+from contract_tests.checks import called_ok, payload, result_of
+from contract_tests.harness.http import HttpServer, free_port
+from contract_tests.harness.process import render_command
+from contract_tests.harness.stdio import StdioServer
+from contract_tests.harness.system import process_tree
+from contract_tests.harness.vault_agent import NOTES, token
+from contract_tests.verdicts import Finding, RequirementFailure, describe_call
+
+PROFILE = "vault-agent"
+profiles_mark = pytest.mark.profiles(PROFILE)
+TOOLS = ("search", "get_note", "get_chunk", "get_attachment", "related")
+VALIDATION_RPC, INVALID_PARAMS, METHOD_NOT_FOUND = -32000, -32602, -32601
+OLDEST_VERSION = "2025-03-26"
+INITIALIZE = {"capabilities": {}, "clientInfo": {"name": "retrieval-contract", "version": "0.1.0"}}
+
+
+def choice(name: str) -> Any:
+    """A choice the implementation declared (None: undeclared, either side passes)."""
+    return contracts.DECLARATION.get("choices", {}).get(name)
+
+
+@cache
+def rpc_codes() -> dict[str, int]:
+    """Phase 1 code -> the JSON-RPC code mcp-tools.md's tables give it (validation codes -32000)."""
+    data = yaml.safe_load((contracts.contracts_root() / "specs" / "catalogues" / "vault-agent-errors.yaml")
+                          .read_text(encoding="utf-8"))
+    return {e["code"]: e["jsonrpc_code"] for e in data["errors"] if e.get("jsonrpc_code") is not None}
+
+
+def validation_codes() -> set[str]:
+    return {code for code, rpc in rpc_codes().items() if rpc == VALIDATION_RPC}
+
+
+def blocked(req: str, message: str, request: str | None = None) -> RequirementFailure:
+    return RequirementFailure([Finding(req, message, None, request, "blocked")])
+
+
+# -- note ids ------------------------------------------------------------------------------------
+class Ids:
+    """Note ids (opaque: mcp-tools.md) found by searching each note's own token, and the chunk
+    indexes search showed for it."""
+
+    def __init__(self, server, names) -> None:
+        self.notes: dict[str, str] = {}
+        self.chunks: dict[str, list[int]] = {}
+        self.problems: list[str] = []
+        for name, path in NOTES.items():
+            if name == "empty":
+                continue  # no searchable text (Phase 1: it "may" appear as a note-type result)
+            args = names.args("search", {"query": token(name), "limit": 50})
+            response = server.call_tool("search", args)
+            if not called_ok(response):
+                self.problems.append(f"search {token(name)} failed: {json.dumps(response)[:200]}")
+                continue
+            results = mcp_payload(response).get("results") or []
+            mine = [r for r in results if isinstance(r, dict) and r.get("path") == path]
+            if not mine or not isinstance(mine[0].get("noteId"), str):
+                self.problems.append(f"search {token(name)} did not find {path} (found "
+                                     f"{sorted({r.get('path') for r in results if isinstance(r, dict)})[:5]})")
+                continue
+            self.notes[name] = mine[0]["noteId"]
+            self.chunks[name] = sorted({r["chunkIndex"] for r in mine if isinstance(r.get("chunkIndex"), int)})
+
+    def note(self, name: str, req: str) -> str:
+        if name not in self.notes:
+            raise blocked(req, f"the id of {NOTES[name]} is unknown: search did not find it (VA-SRCH-001)")
+        return self.notes[name]
+
+    def unknown(self, req: str) -> str:
+        """An id of a real note's shape that names no note: its last character changed."""
+        real = self.note("alpha", req)
+        return real[:-1] + ("1" if real[-1] != "1" else "2")
+
+
+_NOTE = re.compile(r"\{note:(\w+)\}")
+
+
+def render_case(value: Any, ids: Ids, fixture, req: str) -> Any:
+    """Fill a failure case's placeholders: {note:NAME}, {unknown_note}, {long_query}, {root}."""
+    if isinstance(value, str):
+        value = _NOTE.sub(lambda m: ids.note(m.group(1), req), value)
+        if "{unknown_note}" in value:
+            value = value.replace("{unknown_note}", ids.unknown(req))
+        return value.replace("{long_query}", "q" * 1001).replace("{root}", str(fixture.root))
+    if isinstance(value, dict):
+        return {k: render_case(v, ids, fixture, req) for k, v in value.items()}
+    if isinstance(value, list):
+        return [render_case(v, ids, fixture, req) for v in value]
+    return value
+
+
+def failure_classes(profile) -> list[dict[str, Any]]:
+    return list(profile.data.get("failure_classes", []))
+
+
+# -- MCP answers ----------------------------------------------------------------------------------
+def mcp_payload(response: dict[str, Any]) -> dict[str, Any]:
+    """The payload of a successful call: structuredContent, else the one JSON text block."""
+    value = payload(result_of(response), "VA-PAR-006")
+    return value if isinstance(value, dict) else {}
+
+
+def rpc_error(response: dict[str, Any]) -> dict[str, Any] | None:
+    error = response.get("error")
+    return error if isinstance(error, dict) and "rc_http_status" not in response else None
+
+
+def error_code_of(response: dict[str, Any]) -> str | None:
+    error = rpc_error(response) or {}
+    data = error.get("data")
+    code = data.get("errorCode") if isinstance(data, dict) else None
+    return code if isinstance(code, str) else None
+
+
+# -- the HTTP API --------------------------------------------------------------------------------
+def _flag(value: Any) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
+
+
+def _path_param(value: str) -> str:
+    """One path segment; '/' stays raw unless a dot segment could be normalised away."""
+    dots = any(part in (".", "..") for part in value.split("/"))
+    return quote(value, safe="" if dots else "/")
+
+
+def http_call(client: httpx.Client, tool: str, args: dict[str, Any]) -> httpx.Response | None:
+    """The HTTP API request of a tool call (Phase 1 routes), or None when the call cannot be said
+    over HTTP (an empty or non-string path parameter: HTTP has no types there)."""
+    if tool in ("search", "related"):
+        return client.post(f"/{tool}", json=args)
+    query = "&".join(f"{k}={quote(_flag(args[k]), safe='')}" for k in ("download", "allowLarge") if k in args)
+    suffix = f"?{query}" if query else ""
+    if tool == "get_note":
+        note = args.get("noteId")
+        return client.get(f"/notes/{quote(note, safe='')}{suffix}") if isinstance(note, str) and note else None
+    if tool == "get_chunk":
+        note, index = args.get("noteId"), args.get("chunkIndex")
+        if not isinstance(note, str) or not note or not isinstance(index, int) or isinstance(index, bool):
+            return None
+        return client.get(f"/chunks/{quote(note, safe='')}/{index}")
+    path = args.get("vaultRelativePath")
+    return client.get(f"/attachments/{_path_param(path)}{suffix}") if isinstance(path, str) and path else None
+
+
+def http_body(response: httpx.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        return None
+
+
+def is_json(response: httpx.Response) -> bool:
+    return "json" in response.headers.get("content-type", "")
+
+
+# -- starting servers from the profile's commands ------------------------------------------------
+def template(suite, role: str) -> str | None:
+    """The command of a role; `server` is the one under test (--server-cmd)."""
+    return suite.command if role == "server" else suite.commands.get(role)
+
+
+def role_argv(servers, suite, fixture, role: str, values: dict[str, str] | None, env: dict[str, str] | None,
+              append: tuple[str, ...]) -> tuple[list[str], dict[str, str], Path]:
+    command = template(suite, role)
+    if command is None:
+        pytest.skip(f"no {role} command was given (--rc-command {role}=CMD or the declaration's commands)")
+    home = servers.fresh_home()
+    argv = render_command(command, {**fixture.placeholders(), **(values or {})}) + list(append)
+    return argv, fixture.environment(home, env), home
+
+
+def start_http(servers, suite, fixture, role: str, *, values: dict[str, str] | None = None,
+               env: dict[str, str] | None = None, append: tuple[str, ...] = (), path: str = "/mcp",
+               headers: dict[str, str] | None = None) -> HttpServer:
+    """An HTTP server from a role's command on a free port; its output joins the leak scans."""
+    port = str(free_port())
+    argv, environment, home = role_argv(servers, suite, fixture, role, {"port": port, **(values or {})}, env, append)
+    srv = HttpServer(f"http://127.0.0.1:{port}{path}", argv, env=environment, cwd=home, headers=headers)
+    servers.started.append(srv)
+    return srv
+
+
+def start_stdio(servers, suite, fixture, *, values: dict[str, str] | None = None, env: dict[str, str] | None = None,
+                append: tuple[str, ...] = ()) -> StdioServer:
+    argv, environment, home = role_argv(servers, suite, fixture, "server", values, env, append)
+    srv = StdioServer(argv, env=environment, cwd=home)
+    servers.started.append(srv)
+    return srv
+
+
+def run_once(servers, suite, fixture, role: str, *, values: dict[str, str] | None = None,
+             env: dict[str, str] | None = None, append: tuple[str, ...] = (),
+             timeout: float = 20) -> subprocess.Popen:
+    """Start a role's command and wait up to `timeout` seconds for it to exit (killed after)."""
+    argv, environment, home = role_argv(servers, suite, fixture, role, values, env, append)
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=environment, cwd=home)
+    try:
+        proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+        proc.rc_timed_out = True  # type: ignore[attr-defined]
+    return proc
+
+
+def api_base(srv: HttpServer) -> str:
+    url = httpx.URL(srv.url)
+    return f"{url.scheme}://{url.host}:{url.port}"
+
+
+def initialize_http(base: str, path: str, version: str = OLDEST_VERSION, **headers: str) -> httpx.Response:
+    return httpx.post(base + path, json={"jsonrpc": "2.0", "id": "rc-init", "method": "initialize",
+                                          "params": {"protocolVersion": version, **INITIALIZE}},
+                      headers={"Accept": "application/json, text/event-stream",
+                               "Content-Type": "application/json", **headers}, timeout=30)
+
+
+def answers_mcp(response: httpx.Response) -> bool:
+    """True when an HTTP answer carries a JSON-RPC result for the initialize it was sent."""
+    from contract_tests.harness.http import messages_of
+    for text in messages_of(response):
+        try:
+            message = json.loads(text)
+        except ValueError:
+            continue
+        if isinstance(message, dict) and isinstance(message.get("result"), dict) \
+                and "protocolVersion" in message["result"]:
+            return True
+    return False
+
+
+# -- memory ------------------------------------------------------------------------------------
+def reset_peak(pid: int) -> bool:
+    ok = True
+    for member in process_tree(pid):
+        try:
+            Path(f"/proc/{member}/clear_refs").write_text("5")
+        except OSError:
+            ok = False
+    return ok
+
+
+def peak_kib(pid: int) -> int:
+    total = 0
+    for member in process_tree(pid):
+        try:
+            status = Path(f"/proc/{member}/status").read_text()
+        except OSError:
+            continue
+        total += next((int(line.split()[1]) for line in status.splitlines() if line.startswith("VmHWM:")), 0)
+    return total
+
+
+def wait_for(predicate, timeout: float, step: float = 0.1) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(step)
+    return predicate()
+
+
+__all__ = ["Ids", "PROFILE", "TOOLS", "choice", "describe_call", "profiles_mark", "render_case", "rpc_codes"]

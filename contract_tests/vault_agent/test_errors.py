@@ -1,0 +1,133 @@
+"""vault-agent errors: every failure class of the spec as a JSON-RPC error with its Phase 1 code
+and mcp-tools.md's JSON-RPC code; missing and wrong-typed arguments; unknown tools and
+unknown arguments."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from contract_tests.checks import called_ok, short, structured_error
+from contract_tests.verdicts import Findings, RequirementFailure, describe_call, one_case
+from contract_tests.vault_agent.common import (
+    INVALID_PARAMS, METHOD_NOT_FOUND, VALIDATION_RPC, choice, failure_classes, mcp_payload, profiles_mark,
+    render_case, rpc_codes, rpc_error,
+)
+
+pytestmark = profiles_mark
+CODE = re.compile(r"^[A-Z][A-Z0-9_]*$")
+# Classes whose two allowed codes an implementation may declare (spec `declarable.choices`).
+CHOICE_OF = {"traversal": "traversal_code", "absolute": "traversal_code", "note_unknown": "unknown_note_id"}
+
+
+def _allowed(klass) -> list[str]:
+    declared = choice(CHOICE_OF.get(klass["id"], ""))
+    codes = [klass["code"]] if "code" in klass else list(klass.get("codes", []))
+    return [declared] if declared in codes else codes
+
+
+def _judge(findings: Findings, profile, klass, case: str, request: str, response) -> str | None:
+    """Findings for one failing call; returns the Phase 1 code it gave (None when not comparable)."""
+    error = rpc_error(response)
+    if error is None and called_ok(response):
+        req = "VA-ERR-003" if klass.get("wrong_type") or klass.get("rpc") else "VA-ERR-002"
+        findings.fail(req, f"the call succeeded; class {klass['id']} must fail", case=case, request=request)
+        return None
+    code = error.get("code") if error else None
+    message = error.get("message") if error else None
+    if error is not None:
+        findings.check(isinstance(message, str) and message.strip(), "VA-ERR-008", "the error has an empty message",
+                       case=case, request=request)
+    data = error.get("data") if error else None
+    errcode = data.get("errorCode") if isinstance(data, dict) else None
+    if klass.get("rpc") is not None and error is not None:
+        findings.check(code == klass["rpc"], "VA-ERR-003", f"a missing argument got JSON-RPC {code}, not "
+                       f"{klass['rpc']} (InvalidParams)", case=case, request=request)
+        return None
+    if klass.get("wrong_type") and error is not None:
+        declared = choice("wrong_type_code")
+        allowed = {int(declared)} if declared is not None else {INVALID_PARAMS, VALIDATION_RPC}
+        if not findings.check(code in allowed, "VA-ERR-003", f"a wrong-typed argument got JSON-RPC {code}; "
+                              f"expected {' or '.join(map(str, sorted(allowed)))}", case=case, request=request):
+            return None
+        if code == VALIDATION_RPC or errcode is not None:
+            findings.check(errcode in klass["codes"], "VA-ERR-003", f"a wrong-typed argument got errorCode "
+                           f"{short(errcode)}; expected the field's validation code", case=case, request=request)
+        return None
+    with one_case(findings, "VA-ERR-001", case, request):
+        structured_error(response, profile, "VA-ERR-001", f"class {klass['id']}", request=request, case=case)
+    if findings.failed("VA-ERR-001", case):
+        return None
+    if not findings.check(isinstance(code, int) and -32099 <= code <= -32000, "VA-ERR-001",
+                          f"JSON-RPC code {code} is outside -32000..-32099", case=case, request=request):
+        return None
+    if not findings.check(isinstance(errcode, str) and CODE.match(errcode), "VA-ERR-001",
+                          f"data.errorCode {short(errcode)} is not a Phase 1 code", case=case, request=request):
+        return None
+    allowed = _allowed(klass)
+    if not findings.check(errcode in allowed, "VA-ERR-002", f"errorCode {errcode}; expected {' or '.join(allowed)}",
+                          case=case, request=request):
+        return errcode
+    expected = rpc_codes().get(errcode)
+    findings.check(code == expected, "VA-ERR-002", f"{errcode} came with JSON-RPC {code}; mcp-tools.md gives "
+                   f"it {expected}", case=case, request=request)
+    return errcode
+
+
+@pytest.mark.integration
+@pytest.mark.req("VA-ERR-001", "VA-ERR-002", "VA-ERR-003", "VA-ERR-008")
+def test_every_failure_class_gives_its_phase_1_code_as_a_json_rpc_error(server, client, names, ids, contract_fixture,
+                                                                         profile):
+    with Findings() as findings:
+        for klass in failure_classes(profile):
+            seen: dict[str, str] = {}
+            for n, case in enumerate(klass["cases"]):
+                case_id = f"{klass['id']}-{n}"
+                if not findings.wants(case_id):
+                    continue
+                try:
+                    arguments = render_case(case["arguments"], ids, contract_fixture, "VA-ERR-002")
+                except RequirementFailure as failure:
+                    findings.items.extend(failure.findings)
+                    continue
+                arguments = names.args(case["tool"], arguments)
+                request = describe_call(case["tool"], arguments)
+                response = server.call_tool(case["tool"], arguments, timeout=60)
+                code = _judge(findings, profile, klass, case_id, request, response)
+                if code:
+                    seen[case_id] = code
+            if len(set(seen.values())) > 1:
+                findings.fail("VA-ERR-002", f"one class gave several codes: {sorted(set(seen.values()))} "
+                              f"({', '.join(f'{c}={v}' for c, v in sorted(seen.items()))})", case=klass["id"])
+
+
+@pytest.mark.integration
+@pytest.mark.req("VA-TOOL-006")
+def test_a_tool_that_does_not_exist_gets_method_not_found(server, client):
+    response = server.call_tool("rc_no_such_tool_7f3a", {})
+    error = rpc_error(response) or {}
+    with Findings() as findings:
+        findings.check(error.get("code") == METHOD_NOT_FOUND, "VA-TOOL-006", f"got {short(response, 200)}",
+                       request=describe_call("rc_no_such_tool_7f3a", {}))
+
+
+@pytest.mark.integration
+@pytest.mark.req("VA-ERR-004")
+def test_an_argument_no_tool_defines_is_ignored(server, client, names, ids):
+    calls = [("search", {"query": "tokalpha lantern"}), ("get_note", {"noteId": ids.note("alpha", "VA-ERR-004")}),
+             ("get_attachment", {"vaultRelativePath": "attachments/pic.png"})]
+    with Findings() as findings:
+        for tool, arguments in calls:
+            plain = names.args(tool, arguments)
+            extra = {**plain, "rcUnknownArgument": 1, "rc_unknown_argument": "x"}
+            first, second = server.call_tool(tool, plain), server.call_tool(tool, extra)
+            request = describe_call(tool, extra)
+            if not findings.check(called_ok(first), "VA-ERR-004", f"the plain call failed: {short(first, 200)}",
+                                  request=describe_call(tool, plain)):
+                continue
+            if not findings.check(called_ok(second), "VA-ERR-004", f"an unknown argument made the call fail: "
+                                  f"{short(second, 200)}", request=request):
+                continue
+            findings.check(mcp_payload(first) == mcp_payload(second), "VA-ERR-004",
+                           "an unknown argument changed the payload", request=request)

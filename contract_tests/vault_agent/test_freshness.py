@@ -1,0 +1,190 @@
+"""vault-agent index freshness, produced by the suite: stale after an edit until the index
+command runs, pending and updating while a held writer runs (the optional hold command), and
+incompatible when the server's vault.exclude differs from the index's."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+
+import pytest
+
+from contract_tests.checks import called_ok, short, structured_error
+from contract_tests.harness.vault_agent import NOTES
+from contract_tests.verdicts import Findings, RequirementFailure, describe_call
+from contract_tests.vault_agent.common import (
+    Ids, choice, error_code_of, mcp_payload, profiles_mark, rpc_error, wait_for,
+)
+
+pytestmark = profiles_mark
+LEXICAL = {"query": "tokbeta lantern", "mode": "lexical", "limit": 5}
+
+
+@pytest.fixture(scope="module")
+def fresh(servers, contract_fixture, profile, tmp_path_factory, names):
+    """A private fixture (edits and index runs are the point) with its own server and ids."""
+    fixture = contract_fixture.private_copy(tmp_path_factory.mktemp("freshness"), profile)
+    srv = servers.start(fixture)
+    srv.initialize()
+    yield fixture, srv, Ids(srv, names)
+    srv.close(timeout=5)
+
+
+def _search(srv, names, args=LEXICAL):
+    server_args = names.args("search", args)
+    return srv.call_tool("search", server_args, timeout=60), describe_call("search", server_args)
+
+
+def _state(response) -> tuple[str | None, list]:
+    if not called_ok(response):
+        return None, []
+    data = mcp_payload(response)
+    warnings = data.get("warnings")
+    return data.get("freshness"), warnings if isinstance(warnings, list) else []
+
+
+def _edit(fixture, word: str) -> None:
+    path = fixture.vault / NOTES["beta"]
+    path.write_text(f"Beta was edited; it now holds {word} and tokbeta. lantern meadow river stone.\n", encoding="utf-8")
+    later = time.time() + 2  # a size and mtime the index has never seen, whatever the clock's resolution
+    os.utime(path, (later, later))
+
+
+@pytest.mark.data_integrity
+@pytest.mark.req("VA-FRESH-001")
+def test_an_edit_makes_search_and_related_stale_with_a_warning_until_the_index_runs(fresh, names):
+    fixture, srv, ids = fresh
+    req = "VA-FRESH-001"
+    note = ids.note("alpha", req)
+    related = {"type": "note", "id": note, "mode": "lexical"}
+    with Findings() as findings:
+        baseline = {}
+        for tool, args in (("search", LEXICAL), ("related", related)):
+            response = srv.call_tool(tool, names.args(tool, args))
+            state, warnings = _state(response)
+            if not findings.check(state == "fresh", req, f"before any edit {tool} reports freshness {short(state)}: "
+                                  f"{short(response, 160)}", request=describe_call(tool, args)):
+                return
+            baseline[tool] = warnings
+        _edit(fixture, "tokeditedword")
+        for tool, args in (("search", LEXICAL), ("related", related)):
+            response = srv.call_tool(tool, names.args(tool, args))
+            state, warnings = _state(response)
+            request = describe_call(tool, args)
+            findings.check(state == "stale", req, f"after an edit {tool} reports freshness {short(state)}",
+                           case="stale", request=request)
+            findings.check(len(warnings) > len(baseline[tool]), req, f"after an edit {tool} carries no freshness "
+                           f"warning (warnings {short(warnings, 160)})", case="stale", request=request)
+        fixture.index()
+        response, request = _search(srv, names, {"query": "tokeditedword", "mode": "lexical"})
+        state, warnings = _state(response)
+        findings.check(state == "fresh" and warnings == baseline["search"], req,
+                       f"after the index command: freshness {short(state)}, warnings {short(warnings, 120)}",
+                       case="reindexed", request=request)
+        paths = [r.get("path") for r in (mcp_payload(response).get("results") or [])] if called_ok(response) else []
+        findings.check(NOTES["beta"] in paths, req, f"after the index command the edited text is not found "
+                       f"(found {short(paths)})", case="reindexed", request=request)
+
+
+@pytest.mark.data_integrity
+@pytest.mark.req("VA-FRESH-002")
+def test_a_held_writer_shows_as_pending_then_updating_with_a_warning(fresh, names, suite):
+    fixture, srv, _ids = fresh
+    req = "VA-FRESH-002"
+    if not fixture.command("hold"):
+        pytest.skip("no hold command was given (--rc-command hold=CMD): pending and updating cannot be produced")
+    with Findings() as findings:
+        before, _request = _search(srv, names)
+        _state_before, baseline = _state(before)
+        for n, phase in enumerate(("pending", "updating")):
+            _edit(fixture, f"tokheld{phase}")
+            hold = fixture.state / f"hold-{phase}"
+            hold.write_text("held by retrieval-contract\n")
+            argv = fixture.argv("hold", {"hold_state": phase, "hold_file": str(hold)})
+            home = fixture.state / f"home-hold-{n}"
+            home.mkdir(exist_ok=True)
+            writer = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.PIPE, env=fixture.environment(home), cwd=home)
+            seen: list = []
+            try:
+                def reported() -> bool:
+                    response, _ = _search(srv, names)
+                    seen[:] = [response]
+                    return _state(response)[0] == phase
+                held = wait_for(reported, 30, 0.2)
+                response = seen[0] if seen else {}
+                state, warnings = _state(response)
+                if findings.check(held, req, f"while the writer is held {phase} search reports freshness "
+                                  f"{short(state)}", case=phase):
+                    findings.check(len(warnings) > len(baseline), req, f"{phase} carries no warning "
+                                   f"(warnings {short(warnings, 160)})", case=phase)
+                    results = mcp_payload(response).get("results") if called_ok(response) else None
+                    findings.check(bool(results), req, f"while {phase} search answers nothing from the last index",
+                                   case=phase)
+            finally:
+                hold.unlink(missing_ok=True)
+                try:
+                    code = writer.wait(60)
+                except subprocess.TimeoutExpired:
+                    writer.kill()
+                    code = writer.wait(5)
+            findings.check(code == 0, req, f"the held index command exited {code} once released", case=phase)
+
+
+@pytest.fixture(scope="module")
+def incompatible(suite, servers, contract_fixture):
+    """A server whose vault.exclude differs from the one the index was built with."""
+    config = contract_fixture.write_config("incompatible.toml", '[vault]\nexclude = ["drafts/"]\n')
+    srv = servers.start(contract_fixture, extra={"config": str(config)})
+    srv.initialize()
+    yield srv
+    srv.close(timeout=5)
+
+
+@pytest.mark.data_integrity
+@pytest.mark.req("VA-FRESH-003")
+def test_an_incompatible_index_makes_search_and_related_fail_actionably(incompatible, names, ids, profile):
+    req = "VA-FRESH-003"
+    calls = [("search", {"query": "tokalpha"}), ("related", {"type": "note", "id": ids.note("alpha", req)})]
+    with Findings() as findings:
+        for tool, args in calls:
+            args = names.args(tool, args)
+            request = describe_call(tool, args)
+            response = incompatible.call_tool(tool, args)
+            error = rpc_error(response) or {}
+            findings.check(error_code_of(response) == "INDEX_INCOMPATIBLE" and error.get("code") == -32002, req,
+                           f"{tool} on an incompatible index: {short(response, 160)}", case=tool, request=request)
+            message = error.get("message")
+            findings.check(not error or (isinstance(message, str) and message.strip()), req,
+                           "the error has no message", case=tool, request=request)
+
+
+@pytest.mark.data_integrity
+@pytest.mark.req("VA-FRESH-004")
+def test_get_note_and_get_chunk_on_an_incompatible_index_resolve_safely_or_refuse(incompatible, names, ids,
+                                                                                  contract_fixture, profile):
+    req = "VA-FRESH-004"
+    note = ids.note("alpha", req)
+    text = (contract_fixture.vault / NOTES["alpha"]).read_text(encoding="utf-8")
+    declared = choice("incompatible_get")
+    with Findings() as findings:
+        for tool, args in (("get_note", {"noteId": note}), ("get_chunk", {"noteId": note, "chunkIndex": 0})):
+            args = names.args(tool, args)
+            request = describe_call(tool, args)
+            response = incompatible.call_tool(tool, args)
+            if called_ok(response):
+                content = mcp_payload(response).get("content")
+                right = content == text if tool == "get_note" else isinstance(content, str) and content.strip() and \
+                    content.strip() in text
+                findings.check(right, req, f"{tool} answered content that is not the requested note's", case=tool,
+                               request=request)
+                findings.check(declared != "refuse", req, f"declared to refuse, but {tool} answered", case=tool,
+                               request=request)
+                continue
+            try:
+                structured_error(response, profile, req, f"{tool} on an incompatible index", request=request, case=tool)
+            except RequirementFailure as failure:
+                findings.items.extend(failure.findings)
+            findings.check(declared != "resolve", req, f"declared to resolve, but {tool} refused", case=tool,
+                           request=request)

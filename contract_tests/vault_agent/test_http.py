@@ -1,0 +1,315 @@
+"""vault-agent serve with Streamable HTTP: /mcp off by default, its configuration by file,
+environment and flag, a path that collides with the API, POST and GET, access control on a
+loopback and a non-loopback bind, CORS, Host validation and twenty concurrent sessions."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import threading
+import time
+
+import httpx
+import pytest
+
+from contract_tests.checks import called_ok, short
+from contract_tests.harness.http import HttpServer, free_port, messages_of
+from contract_tests.harness.vault_agent import NOTES, token
+from contract_tests.verdicts import Findings, describe_call
+from contract_tests.vault_agent.common import (
+    OLDEST_VERSION, role_argv, answers_mcp, api_base, choice, initialize_http, mcp_payload,
+    profiles_mark, run_once, start_http,
+)
+
+pytestmark = profiles_mark
+APP, EVIL = "http://app.example", "http://evil.example"
+MCP_ENABLED, MCP_ENDPOINT = "VAULT_AGENT_MCP_ENABLED", "VAULT_AGENT_MCP_HTTP_ENDPOINT"
+
+
+def _toml(enabled: bool | None = None, endpoint: str | None = None) -> str:
+    lines = ["[mcp]"]
+    if enabled is not None:
+        lines.append(f"enabled = {str(enabled).lower()}")
+    if endpoint is not None:
+        lines.append("[mcp.http]")
+        lines.append(f'endpoint = "{endpoint}"')
+    return "\n".join(lines) + "\n"
+
+
+# Each case: (name, TOML, environment, appended flags, where MCP must answer, where it must not,
+# the requirements it proves).
+CFG1, CFG2 = "VA-CFG-001", "VA-CFG-002"
+PRECEDENCE = [
+    ("default", None, {}, (), None, ["/mcp"], ["VA-HTTP-001", CFG1]),
+    ("toml", _toml(True, "/toml-mcp"), {}, (), "/toml-mcp", ["/mcp"], [CFG1, CFG2]),
+    ("env-over-toml", _toml(False, "/toml-mcp"), {MCP_ENABLED: "true", MCP_ENDPOINT: "/env-mcp"}, (), "/env-mcp",
+     ["/toml-mcp", "/mcp"], [CFG1, CFG2]),
+    ("env-off-over-toml", _toml(True), {MCP_ENABLED: "false"}, (), None, ["/mcp"], [CFG1]),
+    ("flags-over-env", _toml(False), {MCP_ENABLED: "false", MCP_ENDPOINT: "/env-mcp"},
+     ("--mcp-enabled", "--mcp-http-endpoint", "/flag-mcp"), "/flag-mcp", ["/env-mcp", "/mcp"], [CFG1, CFG2]),
+    ("env-default-path", None, {MCP_ENABLED: "true"}, (), "/mcp", [], [CFG1, CFG2]),
+]
+
+
+def _start_all(servers, suite, fixture, cases):
+    """serve for every case side by side (start-up dominates), or the reason one did not start."""
+    started: dict[str, object] = {}
+
+    def one(case) -> None:
+        name, toml, env, flags = case[:4]
+        values = {"config": str(fixture.write_config(f"{name}.toml", toml))} if toml else {}
+        try:
+            started[name] = start_http(servers, suite, fixture, "serve", values=values, env=env, append=flags)
+        except Exception as exc:  # noqa: BLE001 - reported as the case's finding
+            started[name] = exc
+    threads = [threading.Thread(target=one, args=(case,)) for case in cases]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(90)
+    return started
+
+
+@pytest.mark.integration
+@pytest.mark.req("VA-CFG-001", "VA-CFG-002", "VA-HTTP-001")
+def test_mcp_enablement_and_endpoint_follow_flags_then_environment_then_toml_then_defaults(
+        suite, servers, contract_fixture):
+    started = _start_all(servers, suite, contract_fixture, PRECEDENCE)
+    with Findings() as findings:
+        for name, _toml_text, env, flags, on, off, reqs in PRECEDENCE:
+            srv = started.get(name)
+            if not isinstance(srv, HttpServer):
+                for req in reqs:
+                    findings.fail(req, f"serve did not start: {short(str(srv), 160)}", case=name)
+                continue
+            base = api_base(srv)
+            if on is not None:
+                ok = answers_mcp(initialize_http(base, on))
+                for req in reqs:
+                    findings.check(ok, req, f"MCP does not answer at {on} (env {env}, flags {list(flags)})", case=name)
+            for path in off:
+                ok = answers_mcp(initialize_http(base, path))
+                for req in reqs:
+                    findings.check(not ok, req, f"MCP answers at {path}, which the settings override or leave off "
+                                   f"(env {env}, flags {list(flags)})", case=name)
+            if name == "default":
+                api = httpx.post(base + "/search", json={"query": "tokalpha"}, timeout=30)
+                findings.check(api.status_code == 200, "VA-HTTP-001", f"the HTTP API does not answer: "
+                               f"{api.status_code}", case=name)
+            srv.close(timeout=5)
+
+
+@pytest.mark.integration
+@pytest.mark.req("VA-HTTP-002")
+def test_an_mcp_endpoint_on_an_api_path_is_refused_at_start_up(suite, servers, contract_fixture):
+    procs = {}
+
+    def one(path: str) -> None:
+        procs[path] = run_once(servers, suite, contract_fixture, "serve", values={"port": str(free_port())},
+                               env={MCP_ENABLED: "true", MCP_ENDPOINT: path}, timeout=20)
+    threads = [threading.Thread(target=one, args=(p,)) for p in ("/search", "/status")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    with Findings() as findings:
+        for path, proc in procs.items():
+            findings.check(not getattr(proc, "rc_timed_out", False) and proc.returncode not in (0, None),
+                           "VA-HTTP-002", f"with mcp.http.endpoint {path} serve "
+                           f"{'kept running' if getattr(proc, 'rc_timed_out', False) else f'exited {proc.returncode}'}; "
+                           "it must refuse to start", case=path)
+
+
+@pytest.mark.integration
+@pytest.mark.req("VA-HTTP-003")
+def test_post_answers_in_json_or_sse_and_get_opens_an_event_stream(server, client):
+    base = api_base(server)
+    path = httpx.URL(server.url).path
+    with Findings() as findings:
+        response = initialize_http(base, path)
+        kind = response.headers.get("content-type", "")
+        findings.check(response.status_code == 200 and ("application/json" in kind or "text/event-stream" in kind),
+                       "VA-HTTP-003", f"POST initialize: {response.status_code} {short(kind)}")
+        session = response.headers.get("mcp-session-id")
+        version = next((json.loads(t).get("result", {}).get("protocolVersion") for t in messages_of(response)), None)
+        headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
+                   **({"Mcp-Session-Id": session} if session else {}),
+                   **({"MCP-Protocol-Version": version} if version else {})}
+        note = httpx.post(base + path, json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+                          headers=headers, timeout=30)
+        findings.check(note.status_code == 202, "VA-HTTP-003", f"a POSTed notification got {note.status_code}, not 202")
+        with httpx.stream("GET", base + path, headers={**headers, "Accept": "text/event-stream"}, timeout=10) as stream:
+            kind = stream.headers.get("content-type", "")
+            findings.check(stream.status_code == 200 and "text/event-stream" in kind, "VA-HTTP-003",
+                           f"GET with Accept text/event-stream: {stream.status_code} {short(kind)}")
+        if session:
+            httpx.delete(base + path, headers=headers, timeout=10)
+
+
+@pytest.mark.security
+@pytest.mark.req("VA-HTTP-004")
+def test_a_loopback_bind_serves_mcp_without_an_api_key(server, client):
+    response = initialize_http(api_base(server), httpx.URL(server.url).path)
+    with Findings() as findings:
+        findings.check(answers_mcp(response), "VA-HTTP-004", f"without Authorization: {response.status_code} "
+                       f"{short(response.text, 160)}")
+
+
+def _listening(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def _keyless_public(servers, suite, fixture) -> tuple[str, str]:
+    """Start the public command with no key: ('refused', status) or ('served', what /mcp did)."""
+    port = free_port()
+    argv, env, home = role_argv(servers, suite, fixture, "public", {"port": str(port), "api_key": ""}, None, ())
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            env=env, cwd=home)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and proc.poll() is None and not _listening(port):
+            time.sleep(0.1)
+        if proc.poll() is not None:
+            return "refused", f"exited {proc.returncode}"
+        if not _listening(port):
+            return "hung", "neither exited nor listened within 30 s"
+        response = initialize_http(f"http://127.0.0.1:{port}", "/mcp")
+        return "served", f"{response.status_code}" + (" with an MCP answer" if answers_mcp(response) else "")
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(5)
+
+
+@pytest.mark.security
+@pytest.mark.req("VA-HTTP-005", "VA-SEC-001")
+def test_a_non_loopback_bind_requires_the_api_key(suite, servers, contract_fixture, names):
+    key = contract_fixture.api_key
+    keyless: list[tuple[str, str]] = []
+    thread = threading.Thread(target=lambda: keyless.append(_keyless_public(servers, suite, contract_fixture)))
+    thread.start()
+    srv = start_http(servers, suite, contract_fixture, "public")
+    base, path = api_base(srv), httpx.URL(srv.url).path
+    with Findings() as findings:
+        refusals = {"no key": initialize_http(base, path),
+                    "wrong key": initialize_http(base, path, Authorization="Bearer " + "x" * len(key)),
+                    "key in the query string": initialize_http(base, f"{path}?api_key={key}&apiKey={key}&key={key}")}
+        for what, response in refusals.items():
+            allowed = (401, 403) if what == "wrong key" else (401,)
+            findings.check(response.status_code in allowed and not answers_mcp(response), "VA-HTTP-005",
+                           f"{what}: HTTP {response.status_code}{' with an MCP answer' if answers_mcp(response) else ''}",
+                           case=what)
+            findings.check(key not in response.text and key not in str(response.headers), "VA-SEC-001",
+                           f"{what}: the answer carries the API key", case=what)
+        granted = initialize_http(base, path, Authorization=f"Bearer {key}")
+        if findings.check(answers_mcp(granted), "VA-HTTP-005", f"the right key: HTTP {granted.status_code}",
+                          case="right key"):
+            session = HttpServer(srv.url, headers={"Authorization": f"Bearer {key}"})
+            servers.started.append(session)
+            session.initialize()
+            args = names.args("search", {"query": "tokalpha"})
+            findings.check(called_ok(session.call_tool("search", args)), "VA-HTTP-005",
+                           "a tool call with the right key failed", case="right key", request=describe_call("search", args))
+        srv.close(timeout=5)
+        thread.join(60)
+        outcome, detail = keyless[0] if keyless else ("hung", "no outcome")
+        declared = choice("public_without_key")
+        if outcome == "served":
+            findings.check(detail.startswith("401") and "MCP answer" not in detail and declared != "refuse",
+                           "VA-HTTP-005", f"started without a key on 0.0.0.0, and a request without a key got {detail}",
+                           case="no key configured")
+        else:
+            findings.check(outcome == "refused" and declared != "generate", "VA-HTTP-005",
+                           f"without a key on 0.0.0.0 the server {detail}", case="no key configured")
+
+
+def _preflight(base: str, path: str, origin: str) -> httpx.Response:
+    return httpx.options(base + path, headers={"Origin": origin, "Access-Control-Request-Method": "POST",
+                                               "Access-Control-Request-Headers": "content-type"}, timeout=30)
+
+
+@pytest.mark.security
+@pytest.mark.req("VA-HTTP-006")
+def test_cors_is_off_by_default_and_allows_only_the_configured_origin_without_credentials(
+        suite, servers, server, client, contract_fixture):
+    path = httpx.URL(server.url).path
+    with Findings() as findings:
+        base = api_base(server)
+        for what, response in (("preflight", _preflight(base, path, APP)),
+                               ("POST /search", httpx.post(base + "/search", json={"query": "tokalpha"},
+                                                           headers={"Origin": APP}, timeout=30))):
+            findings.check("access-control-allow-origin" not in response.headers, "VA-HTTP-006",
+                           f"CORS is on by default: {what} from {APP} got Access-Control-Allow-Origin", case="default")
+        srv = start_http(servers, suite, contract_fixture, "server", path=path,
+                         env={"VAULT_AGENT_CORS_ENABLED": "true", "VAULT_AGENT_CORS_ALLOWED_ORIGINS": APP})
+        base = api_base(srv)
+        allowed = _preflight(base, path, APP)
+        findings.check(allowed.headers.get("access-control-allow-origin") == APP, "VA-HTTP-006",
+                       f"the allowed origin's preflight got {allowed.status_code} "
+                       f"{short(allowed.headers.get('access-control-allow-origin'))}", case="enabled")
+        findings.check(allowed.headers.get("access-control-allow-credentials", "").lower() != "true", "VA-HTTP-006",
+                       "credentials are allowed", case="enabled")
+        other = _preflight(base, path, EVIL)
+        findings.check(other.headers.get("access-control-allow-origin") not in (EVIL, "*"), "VA-HTTP-006",
+                       "another origin's preflight is allowed", case="enabled")
+        srv.close(timeout=5)
+
+
+@pytest.mark.security
+@pytest.mark.req("VA-HTTP-007")
+def test_a_foreign_host_header_is_refused_on_a_loopback_bind(server, client):
+    response = initialize_http(api_base(server), httpx.URL(server.url).path, Host="evil.example")
+    with Findings() as findings:
+        findings.check(400 <= response.status_code < 500 and not answers_mcp(response), "VA-HTTP-007",
+                       f"Host evil.example got HTTP {response.status_code}"
+                       f"{' with an MCP answer' if answers_mcp(response) else ''}")
+
+
+@pytest.mark.stress
+@pytest.mark.req("VA-HTTP-008")
+def test_twenty_concurrent_sessions_get_their_own_answers(servers, server, client, contract_fixture, names, profile):
+    count = int(profile.limits["sessions"])
+    wanted = [(token(name), NOTES[name]) for name in ("alpha", "beta", "gamma", "delta")]
+    sessions = [servers.session(server, contract_fixture) for _ in range(count)]
+    problems: list[str] = []
+    barrier = threading.Barrier(count)
+
+    def run(number: int) -> None:
+        session = sessions[number]
+        try:
+            init = session.initialize(OLDEST_VERSION, timeout=60)
+            if "result" not in init:
+                problems.append(f"session {number}: initialize failed: {short(init, 120)}")
+                return
+            barrier.wait(60)
+            query, path = wanted[number % len(wanted)]
+            for _ in range(3):
+                response = session.call_tool("search", names.args("search", {"query": query, "limit": 1}), timeout=60)
+                results = mcp_payload(response).get("results") if called_ok(response) else None
+                top = results[0].get("path") if results else None
+                if top != path:
+                    problems.append(f"session {number}: {query} answered {short(top)} instead of {path}")
+                    return
+        except Exception as exc:  # noqa: BLE001 - collected and reported
+            problems.append(f"session {number}: {type(exc).__name__}: {short(str(exc), 120)}")
+    threads = [threading.Thread(target=run, args=(n,)) for n in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    ids = [s.session_id for s in sessions if s.session_id]
+    with Findings() as findings:
+        findings.check(len(set(ids)) == len(ids), "VA-HTTP-008", f"{len(ids) - len(set(ids))} session ids repeat")
+        for problem in problems:
+            findings.fail("VA-HTTP-008", problem)
+    for session in sessions:
+        session.close(timeout=5)

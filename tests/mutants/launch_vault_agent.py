@@ -1,0 +1,295 @@
+"""Start the vault-agent reference with one deliberate defect, or as a correct variant:
+`python launch_vault_agent.py MUTANT COMMAND [flags]` (COMMAND: index, serve, mcp, reindex).
+
+Every command the suite runs (the server under test, index, serve, public, hold) goes through
+this launcher with the same name, so a patch is in force wherever its defect lives. Each mutant
+declares beside its patch the ids the suite must report for it (tests/test_mutants.py).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from contextlib import asynccontextmanager
+from dataclasses import replace
+
+try:
+    from tests.mutants._dispatch import mutant, run, variant
+except ImportError:  # run as a script from tests/mutants
+    from _dispatch import mutant, run, variant  # type: ignore[no-redef]
+
+from reference.vault_agent import cli, config, core, errors, http_app, mcp_server, safety, validate
+
+PROFILE = "vault-agent"
+
+
+@mutant("VA-PAR-003", "VA-ERR-002", profile=PROFILE)
+def va_mcp_code_differs():
+    """Over MCP a missing chunk is reported as NOTE_NOT_FOUND; HTTP says CHUNK_NOT_FOUND."""
+    original = mcp_server.rpc_error
+
+    def rpc_error(error):
+        if error.code == "CHUNK_NOT_FOUND":
+            error = errors.VaultError("NOTE_NOT_FOUND")
+        return original(error)
+    mcp_server.rpc_error = rpc_error
+
+
+@mutant("VA-ERR-001", profile=PROFILE)
+def va_code_out_of_range():
+    """Application errors carry their HTTP status as the JSON-RPC code's tail: -32404, -32413, ..."""
+    original = errors.VaultError.rpc_code
+
+    def rpc_code(self):
+        code = original.fget(self)
+        return code if code in (errors.VALIDATION_RPC, errors.INVALID_PARAMS_RPC) else -32000 - self.http_status
+    errors.VaultError.rpc_code = property(rpc_code)
+
+
+@mutant("VA-ERR-007", profile=PROFILE)
+def va_abs_path_when_vault_gone():
+    """When the vault directory has vanished, a note that cannot be read names its absolute path."""
+    original = safety.resolve_note_file
+
+    def resolve_note_file(rules, rel):
+        if not os.path.isdir(rules.root):
+            raise errors.VaultError("NOTE_NOT_FOUND", path=str(rules.root / rel))
+        return original(rules, rel)
+    safety.resolve_note_file = resolve_note_file
+    core.resolve_note_file = resolve_note_file
+
+
+@mutant("VA-LOG-001", profile=PROFILE)
+def va_query_in_logs():
+    """Every search logs its query on stderr."""
+    original = core.Core.search
+
+    def search(self, args):
+        print(f"debug: search query={args.get('query')!r}", file=sys.stderr, flush=True)
+        return original(self, args)
+    core.Core.search = search
+
+
+def _default(name, value):
+    config.KEYS = tuple(replace(k, default=value) if k.name == name else k for k in config.KEYS)
+    config.BY_NAME = {k.name: k for k in config.KEYS}
+
+
+@mutant("VA-HTTP-001", "VA-CFG-001", profile=PROFILE, transport="http")
+def va_mcp_on_by_default():
+    """mcp.enabled defaults to true: serve answers MCP at /mcp unless told otherwise."""
+    _default("mcp.enabled", True)
+
+
+@mutant("VA-HTTP-005", profile=PROFILE, transport="http")
+def va_public_without_key():
+    """Every host counts as loopback: a 0.0.0.0 bind starts and serves without an API key."""
+    config.Settings.loopback = property(lambda self: True)
+
+
+@mutant("VA-SIZE-001", "VA-SIZE-003", profile=PROFILE)
+def va_allow_large_ignored():
+    """allowLarge is read as false whatever the caller sends."""
+    original = validate.flag
+    validate.flag = lambda args, name: False if name == "allowLarge" else original(args, name)
+
+
+@mutant("VA-SIZE-005", profile=PROFILE)
+def va_cap_after_full_read():
+    """The 50 MiB MCP cap is checked after the file was read and base64-encoded."""
+    import base64
+
+    original = core.Core.get_attachment
+
+    def get_attachment(self, args, *, cap=core.MCP_PAYLOAD_CAP):
+        meta, real, st, download, allow_large = self.attachment(args)
+        if download and allow_large:
+            encoded = base64.b64encode(real.read_bytes())
+            if cap is not None and 2 * len(encoded) > cap:
+                raise errors.VaultError("QUERY_TOO_LARGE", limit=cap, size=st.st_size)
+        return original(self, args, cap=cap)
+    core.Core.get_attachment = get_attachment
+
+
+@mutant("VA-FRESH-001", profile=PROFILE)
+def va_freshness_warning_dropped():
+    """A stale index reports freshness stale but no warning."""
+    original = core.Core.freshness_warnings
+    core.Core.freshness_warnings = staticmethod(lambda state: [] if state.freshness == "stale" else original(state))
+
+
+@mutant("VA-STDIO-003", profile=PROFILE)
+def va_stdin_close_kills():
+    """At the end of stdin the process exits at once, dropping every call in flight."""
+    original = mcp_server.stdio_server
+
+    @asynccontextmanager
+    async def stdio_server():
+        async with original() as (read, write):
+            class Reader:
+                def __aiter__(self):
+                    return self._lines()
+
+                async def _lines(self):
+                    async for item in read:
+                        yield item
+                    os._exit(0)
+            yield Reader(), write
+    mcp_server.stdio_server = stdio_server
+
+
+@mutant("VA-STDIO-004", "MCP-STDIO-002", profile=PROFILE)
+def va_exit_lingers():
+    """After its last answer the stdio server lingers 15 s before it exits."""
+    original = cli.run_mcp
+
+    def run_mcp(settings):
+        code = original(settings)
+        time.sleep(15)
+        return code
+    cli.run_mcp = run_mcp
+
+
+@mutant("MCP-HTTP-004", profile=PROFILE, transport="http")
+def va_no_origin_check():
+    """Any Origin is accepted."""
+    http_app.Gate._origin_ok = lambda self, origin: True
+
+
+@mutant("VA-PROTO-002", profile=PROFILE)
+def va_version_echoed():
+    """An initialize asking for 2024-11-05 (older than 2025-03-26) is answered with 2024-11-05."""
+    mcp_server.OLDEST_VERSION = "1900-01-01"
+
+
+@mutant("VA-RO-002", profile=PROFILE)
+def va_index_created():
+    """vault-agent mcp builds an index at start when none exists."""
+    original = cli.run_mcp
+
+    def run_mcp(settings):
+        if settings.vault_root is not None and settings.vault_root.is_dir():
+            instance = core.Core(settings)
+            if not instance.reader.exists():
+                instance.index(full=True)
+        return original(settings)
+    cli.run_mcp = run_mcp
+
+
+# -- the correct variant ------------------------------------------------------------------------
+SNAKE = {"noteId": "note_id", "chunkIndex": "chunk_index", "allowLarge": "allow_large",
+         "vaultRelativePath": "vault_relative_path"}
+CAMEL = {snake: camel for camel, snake in SNAKE.items()}
+
+
+def _snake_schema(schema):
+    props = {SNAKE.get(k, k): v for k, v in schema["properties"].items()}
+    return {**schema, "properties": props, "required": [SNAKE.get(r, r) for r in schema.get("required", [])]}
+
+
+def _variant():
+    """Not a defect: every choice the vault-agent documents leave open, taken the other way."""
+    import mcp_types
+    from mcp.shared.exceptions import MCPError
+
+    # snake_case parameter names (the seed's prose), renamed to the core's camelCase on the way in.
+    mcp_server.TOOLS = {name: (description, _snake_schema(schema))
+                        for name, (description, schema) in mcp_server.TOOLS.items()}
+    original_runner = mcp_server._runner
+
+    def runner(instance, name):
+        run_tool = original_runner(instance, name)
+
+        def run_renamed(args):
+            args = {CAMEL.get(k, k): v for k, v in args.items()}
+            try:
+                return run_tool(args)
+            except errors.VaultError as error:
+                field = error.details.get("field")
+                if error.protocol and field in args:  # a wrong type: the validation error, -32000
+                    raise errors.VaultError(error.code, field=field) from None
+                raise
+        return run_renamed
+    mcp_server._runner = runner
+
+    # '..' and absolute paths are INVALID_PATH (mcp-tools.md), not PATH_OUTSIDE_VAULT.
+    original_check = safety.check_relative
+
+    def check_relative(rel):
+        try:
+            return original_check(rel)
+        except errors.VaultError as error:
+            if error.code == "PATH_OUTSIDE_VAULT":
+                raise errors.VaultError("INVALID_PATH", field="vaultRelativePath") from None
+            raise
+    safety.check_relative = check_relative
+
+    # An unsupported version is an error (mcp-transports.md), not a counter-offer.
+    async def version_error(ctx, call_next):
+        params = ctx.params if isinstance(ctx.params, dict) else {}
+        asked = params.get("protocolVersion")
+        if ctx.method == "initialize" and isinstance(asked, str) and asked < mcp_server.OLDEST_VERSION:
+            raise MCPError(code=mcp_types.INVALID_REQUEST, message="Unsupported MCP protocol version.",
+                           data={"protocolVersion": asked})
+        return await mcp_server._version_floor(ctx, call_next)
+    original_build = mcp_server.build_server
+
+    def build_server(instance, transport):
+        server = original_build(instance, transport)
+        server.middleware[:] = [m for m in server.middleware if m is not mcp_server._version_floor] + [version_error]
+        return server
+    mcp_server.build_server = build_server
+    http_app.build_server = build_server
+
+    # get_note and get_chunk refuse an incompatible index instead of resolving from the vault.
+    original_lookup = core.Core._lookup
+
+    def lookup(self, nid):
+        found = original_lookup(self, nid)
+        if found[0].freshness == "incompatible":
+            raise errors.VaultError("INDEX_INCOMPATIBLE")
+        return found
+    core.Core._lookup = lookup
+
+    # Statuses where the documents disagree: mcp-tools.md's table.
+    for code, status in (("INDEX_NOT_FOUND", 404), ("PATH_OUTSIDE_VAULT", 400), ("AUTH_FAILED", 403)):
+        errors.ERRORS[code] = replace(errors.ERRORS[code], http=status)
+
+    # No structuredContent: the payload is the one JSON text block.
+    class Types:
+        def __getattr__(self, name):
+            return getattr(mcp_types, name)
+
+        @staticmethod
+        def CallToolResult(content, structured_content=None, **kw):  # noqa: N802 - the SDK's name
+            return mcp_types.CallToolResult(content=content, **kw)
+    mcp_server.types = Types()
+
+    # A non-loopback bind without a key generates one (Phase 1) instead of refusing to start.
+    original_serve = cli.run_serve
+
+    def run_serve(settings):
+        if not settings.loopback and not settings.api_key:
+            import secrets
+            settings.values["server.api_key"] = secrets.token_urlsafe(32)
+        return original_serve(settings)
+    cli.run_serve = run_serve
+
+
+@variant(profile=PROFILE)
+def va_variant_open_choices():
+    """Not a defect, over stdio: snake_case parameters, -32000 for wrong types, INVALID_PATH for
+    '..' and absolute paths, an error for an unsupported version, get_note refusing an
+    incompatible index, mcp-tools.md's HTTP statuses, no structuredContent, a generated key."""
+    _variant()
+
+
+@variant(profile=PROFILE, transport="http")
+def va_variant_open_choices_http():
+    """Not a defect, over Streamable HTTP: the same choices as va_variant_open_choices."""
+    _variant()
+
+
+if __name__ == "__main__":
+    sys.exit(run("launch_vault_agent.py", cli.main))
