@@ -457,7 +457,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
                         for req in ids]
         if case is not None and any(case == r or case.startswith(r + "-") for r in ids):
             case = None  # a concern test's parameter is its requirement, not a case
-        findings = [Finding(f.req, f.message, f.case or case, f.request, f.kind) for f in findings]
+        findings = [Finding(f.req, f.message, f.case or case, f.request, f.kind, f.by) for f in findings]
         _apply_verdict(report, state, item, findings)
     elif report.when == "call" and report.passed and case is not None:
         unexpected = [Finding(req, "listed as an expected failure, but passed", case, None, "xpass")

@@ -68,12 +68,15 @@ class Finding:
     message: str
     case: str | None = None
     request: str | None = None
-    kind: str = "fail"  # fail, error (the test crashed), xpass (an expected case passed),
-    #                     blocked (not checked: something it needs failed under another requirement)
+    kind: str = "fail"  # fail, error (the server could not be reached), xpass (an expected case passed),
+    #                     blocked (not checked: a precondition it needs did not hold)
+    by: str | None = None  # for blocked: what blocked it, a requirement id ("ON-COLL-001") or a symptom
 
     def render(self) -> str:
         head = f"[{self.req}]" + (f" {self.case}:" if self.case else "")
         text = f"{head} {self.message}"
+        if self.kind == "blocked":
+            text = f"{head} not checked (blocked{f' by {self.by}' if self.by else ''}): {self.message}"
         if self.request:
             text += f"\n    request: {self.request}"
         return text
@@ -84,6 +87,14 @@ class Finding:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "Finding":
         return cls(**data)
+
+
+def blocked(req: str, why: str, *, by: str | None = None, request: str | None = None,
+            case: str | None = None) -> "RequirementFailure":
+    """Raise it when a check of `req` cannot run because a precondition did not hold (`by`: the
+    requirement whose check failed, e.g. "ON-COLL-001", or a short symptom). The requirement
+    reads `blocked`, never `pass`; the test reports as skipped, naming the blocker."""
+    return RequirementFailure([Finding(req, why, case, request, "blocked", by)])
 
 
 class RequirementFailure(Failed):
@@ -146,6 +157,11 @@ class Findings:
     def fail(self, req: str, message: str, *, case: str | None = None, request: str | None = None) -> None:
         self.items.append(Finding(req, message, case, request))
 
+    def block(self, req: str, why: str, *, by: str | None = None, case: str | None = None,
+              request: str | None = None) -> None:
+        """`req` (or one case of it) could not be checked: a precondition did not hold."""
+        self.items.append(Finding(req, why, case, request, "blocked", by))
+
     def failed(self, req: str | None = None, case: str | None = None) -> bool:
         return any((req is None or f.req == req) and (case is None or f.case == case) and f.kind == "fail"
                    for f in self.items)
@@ -170,7 +186,7 @@ def one_case(findings: Findings, req: str, case: str, request: str | None = None
         yield
     except RequirementFailure as failure:
         for f in failure.findings:
-            findings.items.append(Finding(f.req, f.message, f.case or case, f.request or request, f.kind))
+            findings.items.append(Finding(f.req, f.message, f.case or case, f.request or request, f.kind, f.by))
 
 
 @dataclass
