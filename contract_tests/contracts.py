@@ -77,6 +77,7 @@ class Requirement:
     quote: tuple[str, ...] = ()    # the seed's own words, verbatim
     document: str | None = None    # where the quote is, relative to the seeds folder
     reading: str | None = None     # basis profile: why the profile reads the seed this way
+    since_protocol: str | None = None  # applies only when the run speaks this protocol version or a later one
 
     @property
     def advisory(self) -> bool:
@@ -187,11 +188,24 @@ class Profile:
     def default_phase(self) -> str | None:
         return self.data.get("phases", {}).get("default")
 
-    def applies(self, req_id: str, transport: str, phase: str | None = None) -> bool:
+    def applies(self, req_id: str, transport: str, phase: str | None = None, protocol: str | None = None) -> bool:
+        """Whether a requirement applies to a run of this transport, phase and negotiated
+        protocol version (dates compare as strings; None: the version is not known)."""
         req = self.requirements[req_id]
         if req.transports and transport not in req.transports:
             return False
+        if req.since_protocol and protocol and protocol < req.since_protocol:
+            return False
         return not req.phases or phase in req.phases
+
+    @property
+    def protocol_versions(self) -> list[str]:
+        """The handshake versions the profile's documents allow, newest first (the suite offers
+        them in that order): the profile's `protocol.versions`, else every handshake version
+        mcp-base knows."""
+        known = spec("mcp-base")["protocol"]["handshake_versions"]
+        allowed = self.data.get("protocol", {}).get("versions") or known
+        return [v for v in reversed(known) if v in allowed]
 
 
 # The implementation's declaration (--declare), set by the plugin: the choices a seed leaves open.
@@ -209,6 +223,7 @@ def _requirements(spec_id: str, data: dict[str, Any]) -> dict[str, Requirement]:
             phases=tuple(item.get("phases", ())), basis=item["basis"],
             quote=(quote,) if isinstance(quote, str) else tuple(quote),
             document=item.get("document", data.get("seed")), reading=item.get("reading"),
+            since_protocol=item.get("since_protocol"),
         )
     return out
 

@@ -17,7 +17,7 @@ from .report import render_markdown, requirement_status
 def merge(documents: list[dict[str, Any]]) -> dict[str, Any]:
     first = documents[0]
     for doc in documents[1:]:
-        for key in ("profile", "transport", "phase", "target", "commands"):
+        for key in ("profile", "transport", "phase", "target", "commands", "protocol_version"):
             if doc.get(key) != first.get(key):
                 raise ValueError(f"the reports are of different runs: {key} {doc.get(key)!r} vs {first.get(key)!r}")
     shards = sorted(doc.get("shard") or "" for doc in documents)
@@ -32,19 +32,38 @@ def merge(documents: list[dict[str, Any]]) -> dict[str, Any]:
         tests = [t for part in parts for t in part["tests"]]
         verdicts = Counter(t["verdict"] for t in tests)
         deselected = sum(part["tests_deselected"] for part in parts)
-        applies = profile.applies(req_id, first["transport"], first["phase"])
+        applies = profile.applies(req_id, first["transport"], first["phase"], first.get("protocol_version"))
         row = dict(parts[0])
         row.update(status=requirement_status(verdicts, deselected, applies, strict), tests=tests,
                    tests_total=len(tests) + deselected, tests_deselected=deselected,
-                   tests_failing=verdicts["fail"] + verdicts["advisory"],
+                   tests_failing=verdicts["fail"] + verdicts["advisory"], tests_blocked=verdicts["blocked"],
+                   blocked_by=sorted({b for part in parts for b in part.get("blocked_by", [])}),
                    evidence=[e for part in parts for e in part["evidence"]])
         rows.append(row)
     merged = dict(first)
     merged.update(shard=None, shards=shards, requirements=rows, summary=dict(Counter(r["status"] for r in rows)),
                   duration_s=round(max(d.get("duration_s", 0) for d in documents), 2),
-                  exit_status=max(d.get("exit_status", 0) for d in documents),
+                  exit_status=_exit_status([d.get("exit_status", 0) for d in documents]),
+                  suite_errors=[e for d in documents for e in d.get("suite_errors", [])],
+                  checks=_checks([d.get("checks") or {} for d in documents]),
                   server_unusable=next((d["server_unusable"] for d in documents if d.get("server_unusable")), None))
     return merged
+
+
+def _checks(parts: list[dict[str, Any]]) -> dict[str, Any]:
+    by: Counter[str] = Counter()
+    for part in parts:
+        by.update(part.get("blocked_by") or {})
+    return {"checked": sum(p.get("checked", 0) for p in parts), "blocked": sum(p.get("blocked", 0) for p in parts),
+            "blocked_by": dict(by.most_common())}
+
+
+def _exit_status(codes: list[int]) -> int:
+    """The merged run's status: the shards' by the suite's precedence (a suite error, then a
+    failure, then blocked checks; other statuses by their own value)."""
+    from .verdicts import EXIT_BLOCKED, EXIT_SUITE_ERROR
+    order = {0: 0, EXIT_BLOCKED: 1, 1: 2, EXIT_SUITE_ERROR: 3}
+    return max(codes, key=lambda c: (c not in order, order.get(c, c)))
 
 
 def main(argv: list[str]) -> int:
@@ -64,4 +83,4 @@ def main(argv: list[str]) -> int:
     (out / "results.md").write_text(render_markdown(merged), encoding="utf-8")
     failing = merged["summary"].get("fail", 0)
     print(f"retrieval-contract merge-reports: {len(paths)} shards, {failing} failing requirements -> {out}")
-    return 1 if failing else 0
+    return merged["exit_status"] if merged["exit_status"] else (1 if failing else 0)

@@ -12,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from . import contracts, declarations, preflight as preflight_mod
+from . import contracts, declarations, preflight as preflight_mod, verdicts
 from .expectations import Expectations, ExpectationsError
 from .harness import canaries
 from .harness.adapter import KINDS
 from .harness.fixtures import build_for
 from .harness.sdk import SdkClient
-from .harness.stdio import Connection
+from .harness.stdio import Connection, protocol_version, use_protocol_version
 from .names import ParameterNames
 from .report import ReportCollector
 from .servers import ServerFactory
@@ -49,6 +49,9 @@ class SuiteState:
     sharded_out: set[str] = field(default_factory=set)  # nodeids another shard runs
     commands: dict[str, str] = field(default_factory=dict)  # role -> template (the profile's `commands`)
     given_commands: dict[str, str] = field(default_factory=dict)  # the ones from --rc-command
+    protocol_version: str | None = None           # negotiated by the preflight
+    shaping_options: dict[str, str] = field(default_factory=dict)  # --declare, --expectations, --load-cmd as given
+    protocol_version_given: str | None = None     # --protocol-version
 
     @property
     def command(self) -> str:
@@ -64,25 +67,34 @@ class SuiteState:
     def advisory_ids(self) -> set[str]:
         return {r.id for r in self.profile.requirements.values() if r.basis == "profile"}
 
-    def rerun_command(self, nodeid: str, case: str | None = None) -> str:
-        """One line that reruns just this test (and case)."""
+    def rerun_command(self, nodeid: str, cases: list[str] | None = None) -> str:
+        """One line that reruns just this test (and its failing cases) with every option that
+        shaped the run, quoted for a POSIX shell."""
         parts = ["retrieval-contract", "--profile", self.profile.id]
-        if self.transport != self.profile.transports[0] and not self.server_url:
+        if not self.server_url:
             parts += ["--transport", self.transport]
-        if self.phase and self.phase != self.profile.default_phase:
+        if self.phase:
             parts += ["--phase", self.phase]
         if self.server_url:
             parts += ["--server-url", self.server_url]
+            if self.canister_port:
+                parts += ["--canister-port", str(self.canister_port)]
         elif self.server_cmd:
             parts += ["--server-cmd", self.server_cmd]
+        if self.server_path != "/mcp":
+            parts += ["--server-path", self.server_path]
         for role, command in self.given_commands.items():
             parts += ["--rc-command", f"{role}={command}"]
+        for option, value in self.shaping_options.items():
+            parts += [option, value]
+        if self.protocol_version_given:
+            parts += ["--protocol-version", self.protocol_version_given]
         if self.strict:
             parts.append("--strict")
         module, _, rest = nodeid.partition("::")
         parts.append(module.removesuffix(".py").replace("/", ".") + ("::" + rest if rest else ""))
-        if case:
-            parts += ["--case", case]
+        if cases:
+            parts += ["--case", ",".join(cases)]
         return shlex.join(parts)
 
 
@@ -147,6 +159,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--shard", default=None,
                     help="i/n: run the i-th of n deterministic parts of the run (by profile, transport, phase, "
                          "tier and test id); join the parts' results.json with `retrieval-contract merge-reports`")
+    group.addoption("--protocol-version", default=None, metavar="VERSION",
+                    help="the MCP handshake version to speak (default: the first the server accepts of the versions "
+                         "the profile's documents allow, offered newest first)")
     group.addoption("--no-preflight", action="store_true", default=False,
                     help="skip starting the server once before the run")
     parser.addini("rc_profile", "default profile for the retrieval-contract suite", default=DEFAULT_PROFILE)
@@ -223,7 +238,10 @@ def pytest_configure(config: pytest.Config) -> None:
         profile=profile, transport=transport, server_cmd=server_cmd, server_path=config.getoption("--server-path"),
         phase=phase, expectations=expectations, only_reqs=only, server_url=server_url,
         canister_port=config.getoption("--canister-port"), strict=config.getoption("--rc-strict"), shard=shard,
-        commands=_commands(profile, given, server_cmd), given_commands=given)
+        commands=_commands(profile, given, server_cmd), given_commands=given,
+        protocol_version_given=_protocol_version_option(config, profile),
+        shaping_options={option: config.getoption(option) for option in ("--declare", "--expectations", "--load-cmd")
+                         if config.getoption(option)})
     config.stash[STATE] = state
     SELECTION.only_cases = {x.strip() for x in (config.getoption("--case") or "").split(",") if x.strip()}
     SELECTION.expected_reqs = set(expectations.requirement_entries())
@@ -236,6 +254,26 @@ def pytest_configure(config: pytest.Config) -> None:
     if not _is_worker(config) and _runs_suite(config):
         config.pluginmanager.register(
             ReportCollector(config, state, Path(report_dir) if report_dir else None), "retrieval-contract-report")
+
+
+def _protocol_version_option(config: pytest.Config, profile: contracts.Profile) -> str | None:
+    """--protocol-version, checked against the handshake versions the suite knows. On an xdist
+    worker, the version the controller's preflight negotiated."""
+    negotiated = getattr(config, "workerinput", {}).get("rc_protocol_version")
+    if negotiated:
+        use_protocol_version(negotiated)
+    given = config.getoption("--protocol-version")
+    if given is None:
+        if not negotiated:
+            use_protocol_version(profile.protocol_versions[0])
+        return None
+    known = contracts.spec("mcp-base")["protocol"]["handshake_versions"]
+    if given not in known:
+        raise pytest.UsageError(f"--protocol-version: {given!r} is not a handshake version the suite speaks "
+                                f"({', '.join(known)})")
+    if not negotiated:
+        use_protocol_version(given)
+    return given
 
 
 def _given_commands(config: pytest.Config, profile: contracts.Profile) -> dict[str, str]:
@@ -296,11 +334,20 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             or config.getoption("collectonly")):
         return
     state.preflight = preflight_mod.run(state, _fixture_settings(state))
+    if state.preflight.ok and state.preflight.protocol_version:
+        use_protocol_version(state.preflight.protocol_version)
+        state.protocol_version = state.preflight.protocol_version
     if not state.preflight.ok:
         collector = config.pluginmanager.get_plugin("retrieval-contract-report")
         if collector is not None:
             collector.write_unusable(state.preflight)
         pytest.exit(state.preflight.message(), returncode=EXIT_SERVER_UNUSABLE)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:
+    """xdist: every worker speaks the version the preflight negotiated."""
+    node.workerinput["rc_protocol_version"] = protocol_version()
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -317,6 +364,11 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
         lines.append(f"retrieval-contract: phase {state.phase}")
     if state.preflight is not None:
         lines.append(f"retrieval-contract: server {state.preflight.describe()}")
+        if state.preflight.refused:
+            lines.append("retrieval-contract: protocol versions refused before one was accepted: "
+                         + "; ".join(state.preflight.refused))
+        for warning in state.preflight.warnings:
+            lines.append(f"retrieval-contract: WARNING: {warning}")
     if state.commands:
         lines.append(f"retrieval-contract: commands {', '.join(sorted(state.commands))}")
     if config.stash.get(DECLARED, None):
@@ -368,7 +420,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             drop.append(item)
             continue
         state.cited[item.nodeid] = (ids, tiers)
-        if not any(state.profile.applies(r, state.transport, state.phase) for r in ids) or (
+        if not any(state.profile.applies(r, state.transport, state.phase, protocol_version()) for r in ids) or (
                 state.only_reqs and not state.only_reqs & set(ids)):
             drop.append(item)
             continue
@@ -437,6 +489,11 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 # --- verdicts ---------------------------------------------------------------------------
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    verdicts.start_test()
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report: pytest.TestReport = yield
@@ -450,21 +507,52 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         exc = call.excinfo.value if call.excinfo is not None else None
         if isinstance(exc, RequirementFailure):
             findings = exc.findings
-        else:
-            crash = getattr(report.longrepr, "reprcrash", None)
-            text = esc(crash.message if crash is not None else str(report.longrepr), 600)
+        elif verdicts.server_side(exc):
+            text = esc(verdicts.exception_text(exc) if exc is not None else str(report.longrepr), 600)
             findings = [Finding(req, f"the test could not finish ({report.when}): {text}", None, None, "error")
                         for req in ids]
+        else:
+            _suite_error(report, item, call)
+            return report
         if case is not None and any(case == r or case.startswith(r + "-") for r in ids):
             case = None  # a concern test's parameter is its requirement, not a case
         findings = [Finding(f.req, f.message, f.case or case, f.request, f.kind, f.by) for f in findings]
         _apply_verdict(report, state, item, findings)
-    elif report.when == "call" and report.passed and case is not None:
-        unexpected = [Finding(req, "listed as an expected failure, but passed", case, None, "xpass")
-                      for req in ids if SELECTION.expected_case(req, case)]
-        if unexpected:
-            _apply_verdict(report, state, item, unexpected)
+    if report.when == "call":
+        report.rc_cases = _expected_cases_checked(ids, case)
     return report
+
+
+def _expected_cases_checked(ids: list[str], case: str | None) -> list[list[str]]:
+    """(requirement, case) pairs this test checked that an expectations entry names: the
+    report decides, over the whole run, whether such an entry failed somewhere or passed
+    everywhere (an entry covers the case on every tool and root)."""
+    checked = verdicts.checked_cases()
+    if case is not None:
+        checked |= {(req, case) for req in ids}
+    return sorted([req, c] for req, c in checked if SELECTION.expected_case(req, c))
+
+
+def _suite_error(report: pytest.TestReport, item: pytest.Item, call: pytest.CallInfo) -> None:
+    """A crash in the suite's own code: reported once, apart from every requirement, with its
+    traceback; never evidence against the server."""
+    excinfo = call.excinfo
+    entry = excinfo.traceback[-1] if excinfo is not None and excinfo.traceback else None
+    where = f"{entry.path}:{entry.lineno + 1}" if entry is not None else item.nodeid
+    message = verdicts.exception_text(excinfo.value) if excinfo is not None else "unknown error"
+    report.rc_suite_error = {"message": esc(message, 500), "where": where, "phase": report.when,
+                             "traceback": str(report.longrepr)[-verdicts.TRACEBACK_CHARS:]}
+    head = (f"suite error (a bug in retrieval-contract, not a finding against the server; please report it): "
+            f"{esc(message, 500)}\n    at {where}")
+    key = (message, where)
+    if key in _SHOWN_SUITE_ERRORS:  # the traceback once per process; the report counts every test
+        report.longrepr = head + "\n    (the same suite error as above; traceback shown once)"
+    else:
+        _SHOWN_SUITE_ERRORS.add(key)
+        report.longrepr = f"{head}\n{report.longrepr}"
+
+
+_SHOWN_SUITE_ERRORS: set[tuple[str, str]] = set()
 
 
 def _apply_verdict(report: pytest.TestReport, state: SuiteState, item: pytest.Item, findings: list[Finding]) -> None:
@@ -477,15 +565,25 @@ def _apply_verdict(report: pytest.TestReport, state: SuiteState, item: pytest.It
         report.user_properties.append(("failed_requirement", f.req))
     for f in verdict.advisory:
         report.user_properties.append(("advisory_requirement", f.req))
+    shown = verdicts.CONSOLE_CHARS
     if verdict.failing:
         report.outcome = "failed"
-        lines = [f.render() for f in verdict.failing]
-        lines += [f"(advisory) {f.render()}" for f in verdict.advisory]
-        lines += [f"(expected) {f.render()}" for f in verdict.expected]
+        lines = [f.render(shown) for f in verdict.failing]
+        lines += [f"(advisory) {f.render(shown)}" for f in verdict.advisory]
+        lines += [f"(blocked) {f.render(shown)}" for f in verdict.blocked]
+        lines += [f"(expected) {f.render(shown)}" for f in verdict.expected]
+        lines = verdicts.cap_lines(lines)
         cases = sorted({f.case for f in verdict.failing if f.case and f.case != _case_of(item)})
-        lines.append("rerun: " + state.rerun_command(item.nodeid, cases[0] if len(cases) == 1 else None))
+        lines.append("rerun: " + state.rerun_command(item.nodeid, cases))
         report.longrepr = "\n".join(lines)
-    elif verdict.advisory or verdict.blocked or not verdict.expected:
+    elif verdict.blocked:
+        # Not checked: pytest's "skipped" (JUnit <skipped>), naming the blocker. In the setup
+        # phase this also keeps pytest from running the test body without its fixture.
+        report.outcome = "skipped"
+        reasons = verdicts.cap_lines([f.render(shown) for f in verdict.blocked])
+        path, lineno, _ = item.location
+        report.longrepr = (str(item.path), (lineno or 0) + 1, "blocked: " + "; ".join(reasons))
+    elif verdict.advisory or not verdict.expected:
         report.outcome = "passed"
         report.longrepr = None
     else:

@@ -40,6 +40,9 @@ class Preflight:
     exit_status: int | None = None
     stderr_tail: list[str] = field(default_factory=list)
     stray_stdout: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)  # "VERSION: how initialize answered it"
+    warnings: list[str] = field(default_factory=list)
+    refused_version: bool = False  # this attempt's initialize was answered, but not with a version offered
 
     def describe(self) -> str:
         """One line for the report header."""
@@ -60,7 +63,13 @@ class Preflight:
         if self.stray_stdout:
             lines.append("  stdout lines that are not MCP messages:")
             lines += [f"    {esc(line, 300)}" for line in self.stray_stdout[:TAIL_LINES]]
-        lines.append("No test was run. Fix the start-up and run again.")
+        if self.refused:
+            lines.append("  initialize was refused for every protocol version offered:")
+            lines += [f"    {esc(line, 300)}" for line in self.refused]
+            lines.append("No test was run. If the server speaks another version, give it with --protocol-version "
+                         "(or fix its version negotiation) and run again.")
+        else:
+            lines.append("No test was run. Fix the start-up and run again.")
         return "\n".join(lines)
 
     def as_dict(self) -> dict[str, Any]:
@@ -81,47 +90,102 @@ def _stray(lines: list[str]) -> list[str]:
 
 
 def run(state: "SuiteState", settings: dict[str, Any]) -> Preflight:
-    """Start the target on a fresh fixture and send initialize."""
+    """Start the target on a fresh fixture and negotiate a protocol version: offer each version
+    the run may speak (--protocol-version, else the profile's allowed versions, newest first),
+    on a fresh server each time, until one initialize succeeds."""
     started = time.monotonic()
     command = state.server_url or state.command
+    versions = [state.protocol_version_given] if state.protocol_version_given else state.profile.protocol_versions
+    refused: list[str] = []
     with tempfile.TemporaryDirectory(prefix="rc-preflight-") as tmp:
         try:
             fixture = build_for(state.profile, Path(tmp) / "fixture", settings)
         except FixtureSetupError as exc:  # e.g. the implementation's own index command failed
             return Preflight(ok=False, command=exc.command or command, seconds=time.monotonic() - started,
                              problem=exc.problem, exit_status=exc.exit_status, stderr_tail=exc.stderr_tail[-TAIL_LINES:])
-        server = None
         try:
-            home = Path(tmp) / "home"
-            home.mkdir()
-            try:
-                server = connect(state, fixture, home)
-                command = shlex.join(getattr(server, "argv", None) or [command])
-                response = server.initialize(timeout=INITIALIZE_TIMEOUT_S)
-            except (OSError, ServerGone, NoResponse, ValueError) as exc:
-                response = {"rc_problem": str(getattr(exc, "strerror", None) or exc) or type(exc).__name__}
-            result = response.get("result") if isinstance(response, dict) else None
-            if isinstance(result, dict):
-                return Preflight(ok=True, command=command, seconds=time.monotonic() - started,
-                                 server_info=result.get("serverInfo") or {},
-                                 protocol_version=result.get("protocolVersion"),
-                                 capabilities=sorted(result.get("capabilities") or {}))
-            problem = response.get("rc_problem") if isinstance(response, dict) else None
-            if not problem:
-                error = response.get("error") if isinstance(response, dict) else None
-                problem = f"initialize answered an error: {esc(error, 300)}" if error else "initialize got no answer"
-            status = None
-            if server is not None and server.proc is not None:
-                server.close(timeout=3)
-                status = server.proc.returncode
-            transcript = server.transcript if server is not None else None
-            return Preflight(ok=False, command=command, seconds=time.monotonic() - started, problem=problem,
-                             exit_status=status,
-                             stderr_tail=list(transcript.stderr[-TAIL_LINES:]) if transcript else [],
-                             stray_stdout=_stray(list(transcript.stdout)) if transcript else [])
+            for n, version in enumerate(versions):
+                outcome = _attempt(state, fixture, Path(tmp) / f"home-{n}", version, command, started)
+                if isinstance(outcome, Preflight):
+                    if outcome.ok or not outcome.refused_version:
+                        outcome.refused = refused
+                        outcome.warnings = warnings(state, fixture)
+                        return outcome
+                    refused.append(f"{version}: {outcome.problem}")
+                    last = outcome
+            last.problem = ("initialize was refused for every protocol version offered "
+                            f"({', '.join(versions)})")
+            last.refused = refused
+            return last
         finally:
-            if server is not None and server.alive():
-                server.close(timeout=3)
             close = getattr(fixture, "close", None)
             if close:
                 close()
+
+
+def _attempt(state: "SuiteState", fixture: Any, home: Path, version: str, command: str,
+             started: float) -> Preflight:
+    server = None
+    try:
+        home.mkdir()
+        try:
+            server = connect(state, fixture, home)
+            command = shlex.join(getattr(server, "argv", None) or [command])
+            response = server.initialize(version, timeout=INITIALIZE_TIMEOUT_S)
+        except (OSError, ServerGone, NoResponse, ValueError) as exc:
+            response = {"rc_problem": str(getattr(exc, "strerror", None) or exc) or type(exc).__name__}
+        result = response.get("result") if isinstance(response, dict) else None
+        answered = result.get("protocolVersion") if isinstance(result, dict) else None
+        if isinstance(result, dict) and answered in state.profile.protocol_versions + [version]:
+            return Preflight(ok=True, command=command, seconds=time.monotonic() - started,
+                             server_info=result.get("serverInfo") or {}, protocol_version=answered,
+                             capabilities=sorted(result.get("capabilities") or {}))
+        problem = response.get("rc_problem") if isinstance(response, dict) else None
+        refused_version = False
+        if isinstance(result, dict):
+            problem, refused_version = f"initialize answered version {esc(answered, 60)}, not one offered", True
+        elif not problem:
+            error = response.get("error") if isinstance(response, dict) else None
+            problem = f"initialize answered an error: {esc(error, 300)}" if error else "initialize got no answer"
+            refused_version = bool(error)
+        status = None
+        if server is not None and server.proc is not None:
+            server.close(timeout=3)
+            status = server.proc.returncode
+        transcript = server.transcript if server is not None else None
+        outcome = Preflight(ok=False, command=command, seconds=time.monotonic() - started, problem=problem,
+                            exit_status=status,
+                            stderr_tail=list(transcript.stderr[-TAIL_LINES:]) if transcript else [],
+                            stray_stdout=_stray(list(transcript.stdout)) if transcript else [])
+        outcome.refused_version = refused_version
+        return outcome
+    finally:
+        if server is not None and server.alive():
+            server.close(timeout=3)
+
+
+def warnings(state: "SuiteState", fixture: Any) -> list[str]:
+    """What the user should know before the verdicts: a --server-cmd that takes none of the
+    fixture's placeholders (the server cannot see the suite's data), or one of another profile."""
+    if not state.server_cmd:
+        return []
+    from . import contracts
+    own = set(state.profile.data.get("placeholders", {}))
+    data_placeholders = {p for p in own if p not in GENERIC_PLACEHOLDERS}
+    out = []
+    if data_placeholders and not any(p in state.server_cmd for p in data_placeholders):
+        out.append(f"--server-cmd takes none of the profile's fixture placeholders ({', '.join(sorted(data_placeholders))}): "
+                   "the server cannot be serving the suite's fixture, so most checks will fail or be blocked")
+    foreign = set()
+    for other in contracts.available_profiles():
+        if other != state.profile.id:
+            foreign |= set(contracts.load_profile(other).data.get("placeholders", {}))
+    foreign -= own | GENERIC_PLACEHOLDERS
+    wrong = sorted(p for p in foreign if p in state.server_cmd)
+    if wrong:
+        out.append(f"--server-cmd holds {', '.join(wrong)}, a placeholder of another profile, not of "
+                   f"{state.profile.id}: it stays unreplaced")
+    return out
+
+
+GENERIC_PLACEHOLDERS = {"{python}", "{port}", "{phase}"}

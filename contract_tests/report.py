@@ -3,9 +3,13 @@ from pytest, with requirement ids as properties).
 
 A test's findings count only against the requirement ids they name. Verdicts per
 requirement: pass, fail, advisory (a failed requirement of the profile's own reading, not
-failing the run unless --strict), xfail (expected by the implementer), partial (some of its
-tests were deselected, or stopped at another requirement's failure), not-run, skip, n/a (a
-requirement of another transport or phase).
+failing the run unless --strict), xfail (expected by the implementer), blocked (no check of it
+could run: a precondition it needs did not hold; `blocked_by` names what), partial (some of its
+checks ran and held, others were deselected, blocked or stopped at another requirement's
+failure), not-run, skip, n/a (a requirement of another transport or phase).
+
+Crashes of the suite's own code are suite errors: reported once each, apart from every
+requirement, with their traceback, and the run exits EXIT_SUITE_ERROR.
 """
 
 from __future__ import annotations
@@ -23,8 +27,10 @@ if TYPE_CHECKING:
     from .plugin import SuiteState
     from .preflight import Preflight
 
-EVIDENCE_CHARS = 600
+EVIDENCE_CHARS = 4000
 SHOWN_CAUSES = 8
+CONSOLE_EVIDENCE_CHARS = 300
+SUITE_ERROR = "suite error"
 
 
 def _skip_reason(report: pytest.TestReport) -> str:
@@ -48,6 +54,10 @@ class ReportCollector:
         self.tests: dict[str, dict[str, Any]] = {}
         self.collection: dict[str, Any] | None = None
         self.problems: list[str] = []
+        self.suite_errors: list[dict[str, Any]] = []
+        self.final_rows: list[dict[str, Any]] | None = None
+        self.blocked_checks: Counter[str] = Counter()
+        self.exit_status = 0
         self.server_logs: list[dict[str, Any]] = []
         self.baseline = self._load_baseline(config.getoption("--baseline"))
 
@@ -81,23 +91,50 @@ class ReportCollector:
             return
         entry = self.tests.setdefault(report.nodeid, {
             "nodeid": report.nodeid, "requirements": reqs, "outcome": "passed", "duration_s": 0.0,
-            "failing": [], "advisory": [], "expected": [], "blocked": [], "skip": "", "error": "", "call": None})
+            "failing": [], "advisory": [], "expected": [], "blocked": [], "skip": "", "error": "", "call": None,
+            "cases_checked": []})
         entry["duration_s"] = round(entry["duration_s"] + report.duration, 4)
         findings = getattr(report, "rc_findings", None) or {}
         for kind in ("failing", "advisory", "expected", "blocked"):
             entry[kind] += findings.get(kind, [])
+        entry["cases_checked"] += getattr(report, "rc_cases", None) or []
+        suite_error = getattr(report, "rc_suite_error", None)
+        if suite_error is not None:
+            self._suite_error(report.nodeid, suite_error)
+            entry["outcome"] = SUITE_ERROR
+            entry["blocked"] += [{"req": req, "message": f"the suite crashed ({suite_error['message'][:200]})",
+                                  "kind": "blocked", "by": SUITE_ERROR} for req in reqs]
+            return
         if report.when == "call":
-            entry["call"] = "xfail" if hasattr(report, "wasxfail") else report.outcome
+            entry["call"] = ("xfail" if hasattr(report, "wasxfail")
+                             else "blocked" if report.skipped and findings.get("blocked") else report.outcome)
         if report.failed:
             entry["outcome"] = "failed"
             if not findings:
                 entry["error"] = str(report.longrepr)[:EVIDENCE_CHARS]
-        elif report.skipped and entry["outcome"] != "failed":
+        elif report.skipped and entry["outcome"] not in ("failed", SUITE_ERROR):
             if hasattr(report, "wasxfail"):
                 entry["outcome"] = "xfail"
+            elif findings.get("blocked"):
+                entry["outcome"] = "blocked"
             else:
                 entry["outcome"] = "skipped"
                 entry["skip"] = _skip_reason(report)
+
+    def _suite_error(self, nodeid: str, error: dict[str, Any]) -> None:
+        """One record per distinct crash (message and place), with every test it hit."""
+        key = (error["message"], error["where"])
+        for known in self.suite_errors:
+            if (known["message"], known["where"]) == key:
+                known["count"] += 1
+                known["tests"].append(nodeid)
+                return
+        self.suite_errors.append({**error, "count": 1, "tests": [nodeid]})
+
+    @property
+    def protocol_version(self) -> str:
+        from .harness.stdio import protocol_version
+        return protocol_version()
 
     # -- verdicts --------------------------------------------------------------------
     def _collection(self) -> tuple[dict[str, list[str]], set[str], set[str]]:
@@ -110,21 +147,29 @@ class ReportCollector:
     def rows(self) -> list[dict[str, Any]]:
         applicable, selected, sharded = self._collection()
         per_req: dict[str, list[tuple[str, dict[str, Any]]]] = defaultdict(list)
+        self.blocked_checks: Counter[str] = Counter()  # blocker -> blocked checks (one per test and requirement)
+        blockers: dict[str, Counter[str]] = defaultdict(Counter)
         for test in self.tests.values():
             named: dict[str, str] = {}
-            for kind, verdict in (("blocked", "incomplete"), ("expected", "xfail"), ("advisory", "advisory"),
+            for kind, verdict in (("blocked", "blocked"), ("expected", "xfail"), ("advisory", "advisory"),
                                   ("failing", "fail")):
                 for f in test[kind]:
                     named[f["req"]] = verdict
+            test_blockers = sorted({f.get("by") or "a precondition" for f in test["blocked"]})
             for req in test["requirements"]:
                 if req in named:
                     continue
                 # The test's own checks ran in its call phase: a teardown finding (the canary
                 # guard) names another requirement and does not undo them.
                 outcome = test["call"] or test["outcome"]
-                named[req] = {"passed": "pass", "skipped": "skip", "xfail": "pass"}.get(outcome, "incomplete")
+                named[req] = {"passed": "pass", "skipped": "skip", "xfail": "pass",
+                              "blocked": "blocked"}.get(outcome, "incomplete")
             for req, verdict in named.items():
                 per_req[req].append((verdict, test))
+                if verdict == "blocked":
+                    own = sorted({f.get("by") or "a precondition" for f in test["blocked"] if f["req"] == req})
+                    blockers[req].update(own or test_blockers)
+                    self.blocked_checks.update((own or test_blockers)[:1])
         deselected: Counter[str] = Counter()
         for nodeid, ids in applicable.items():
             if nodeid not in selected and nodeid not in sharded:
@@ -133,14 +178,17 @@ class ReportCollector:
         for req in self.state.profile.requirements.values():
             runs = per_req.get(req.id, [])
             verdicts = Counter(v for v, _t in runs)
-            applies = self.state.profile.applies(req.id, self.state.transport, self.state.phase)
+            applies = self.state.profile.applies(req.id, self.state.transport, self.state.phase,
+                                                 self.protocol_version)
             status = requirement_status(verdicts, deselected[req.id], applies, self.state.strict)
             rows.append({
                 "id": req.id, "spec": req.spec, "basis": req.basis, "strength": req.strength,
                 "tiers": list(req.tiers), "behavior": req.behavior, "source": req.source, "status": status,
+                "blocked_by": sorted(blockers[req.id]),
                 "quote": list(req.quote), "document": req.document if req.basis == "seed" else None,
                 "tests_total": len(runs) + deselected[req.id],
                 "tests_failing": verdicts["fail"] + verdicts["advisory"],
+                "tests_blocked": verdicts["blocked"],
                 "tests_deselected": deselected[req.id],
                 "evidence": self._evidence(req.id, runs),
                 "tests": [{"nodeid": t["nodeid"], "verdict": v, "duration_s": t["duration_s"]} for v, t in runs],
@@ -155,11 +203,24 @@ class ReportCollector:
                 out += [_render(f) for kind in ("failing", "advisory", "expected") for f in test[kind] if f["req"] == req]
             elif verdict == "skip" and test["skip"]:
                 out.append(f"skipped: {test['skip']}")
+            elif verdict == "blocked":
+                own = [_render(f) for f in test["blocked"] if f["req"] == req]
+                out += own or [f"{test['nodeid']} was not checked: " + "; ".join(_render(f) for f in test["blocked"][:3])]
             elif verdict == "incomplete":
-                blocked = [_render(f) for f in test["blocked"] if f["req"] == req]
-                out += blocked or [f"{test['nodeid']} stopped at another requirement's failure before checking "
-                                   "this one"]
-        return [e[:EVIDENCE_CHARS] for e in out]
+                out.append(f"{test['nodeid']} stopped at another requirement's failure before checking this one")
+        return [e if len(e) <= EVIDENCE_CHARS else e[:EVIDENCE_CHARS] + f"... ({len(e)} chars)" for e in out]
+
+    def checks(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
+        """How many checks (a test's verdict on one requirement) ran, and how many were blocked
+        and by what."""
+        counts: Counter[str] = Counter(test["verdict"] for row in rows for test in row["tests"])
+        return {"checked": sum(counts[v] for v in ("pass", "fail", "advisory", "xfail")),
+                "blocked": counts["blocked"], "blocked_by": dict(self.blocked_checks.most_common())}
+
+    def blocked_exit(self, rows: list[dict[str, Any]]) -> bool:
+        """A run with a blocked check of a seed or MCP requirement (any, under --strict)."""
+        return any(row["tests_blocked"] and row["status"] in ("blocked", "partial")
+                   and (self.state.strict or row["basis"] != "profile") for row in rows)
 
     def expectation_problems(self, rows: list[dict[str, Any]]) -> list[str]:
         """Unexpected passes of whole requirements, and case entries no test or sweep met. In
@@ -168,27 +229,33 @@ class ReportCollector:
             return []
         from .verdicts import SELECTION, case_matches
         status = {r["id"]: r for r in rows}
-        seen = [(f["req"], f.get("case")) for t in self.tests.values() for kind in ("expected", "failing")
-                for f in t[kind] if f.get("case")]
+        failed = [(f["req"], f.get("case")) for t in self.tests.values() for kind in ("expected", "failing")
+                  for f in t[kind] if f.get("case")]
+        checked = [(r, c) for t in self.tests.values() for r, c in t.get("cases_checked", [])]
         problems = []
         for key in self.state.expectations.requirement_entries():
             row = status[key]
-            if row["status"] in ("pass", "partial") and not row["tests_deselected"]:
+            if row["status"] in ("pass", "partial") and not row["tests_deselected"] and not row["tests_blocked"]:
                 problems.append(f"unexpected pass: {key} is listed as an expected failure, but every test passed")
         for req, case in self.state.expectations.case_entries():
             row = status[req]
-            if any(r == req and case_matches(case, c) for r, c in seen) or row["tests_deselected"] \
-                    or row["status"] in ("not-run", "n/a"):
+            if any(r == req and case_matches(case, c) for r, c in failed) or row["tests_deselected"] \
+                    or row["status"] in ("not-run", "n/a", "blocked"):
                 continue
             if SELECTION.only_cases and case not in SELECTION.only_cases:
                 continue
-            problems.append(f"stale entry {req}[{case}]: no test or sweep case with that id ran")
+            if any(r == req and case_matches(case, c) for r, c in checked):
+                problems.append(f"unexpected pass: {req}[{case}] is listed as an expected failure, but passed "
+                                "everywhere it was checked")
+            else:
+                problems.append(f"stale entry {req}[{case}]: no test or sweep case with that id ran")
         return problems
 
     # -- output ----------------------------------------------------------------------
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int) -> None:
-        rows = self.rows()
+        rows = self.final_rows if self.final_rows is not None else self.rows()
         write = terminalreporter.write_line
+        all_rows = rows
         if self.baseline is not None:
             changed = self.changes(rows)
             terminalreporter.section("retrieval-contract: changes since the baseline", sep="-")
@@ -199,42 +266,69 @@ class ReportCollector:
             rows = [r for r in rows if r["id"] in {c["id"] for c in changed}]
         groups = [("fail", "failed requirements"),
                   ("advisory", "advisories: the profile's own reading (basis: profile); they fail the run only "
-                               "under --strict")]
+                               "under --strict"),
+                  ("blocked", "blocked requirements: not checked, a precondition they need did not hold")]
         for status, title in groups:
-            chosen = [r for r in rows if r["status"] == status]
+            chosen = [r for r in rows if r["status"] == status or status == "blocked" and r["tests_blocked"]
+                      and r["status"] == "partial"]
             if not chosen:
                 continue
             terminalreporter.section(f"retrieval-contract: {title}", sep="-")
             for row in chosen:
-                write(f"{row['id']} ({row['basis']}): {row['tests_failing']} of {row['tests_total']} tests failing "
-                      f"- {row['behavior']}")
-                causes = Counter(row["evidence"])
-                for text, count in causes.most_common(SHOWN_CAUSES):
-                    first, *rest = text.splitlines() or [""]
-                    write(f"    {'%dx ' % count if count > 1 else ''}{first}")
-                    for line in rest[:3]:
-                        write(f"      {line}")
-                if len(causes) > SHOWN_CAUSES:
-                    write(f"    ... and {len(causes) - SHOWN_CAUSES} more distinct causes")
-        self.problems = self.expectation_problems(rows)
+                if status == "blocked":
+                    write(f"{row['id']} ({row['basis']}): {row['tests_blocked']} of {row['tests_total']} tests blocked "
+                          f"by {', '.join(row['blocked_by'])} - {row['behavior']}")
+                else:
+                    write(f"{row['id']} ({row['basis']}): {row['tests_failing']} of {row['tests_total']} tests "
+                          f"failing - {row['behavior']}")
+                _write_causes(write, row["evidence"])
+        if self.suite_errors:
+            terminalreporter.section("retrieval-contract: suite errors (bugs in retrieval-contract, not findings "
+                                     "against the server; please report them)", sep="-")
+            for error in self.suite_errors:
+                write(f"{error['message']}")
+                write(f"    at {error['where']}, in {error['count']} test{'s' if error['count'] > 1 else ''}: "
+                      f"{', '.join(error['tests'][:3])}{' ...' if error['count'] > 3 else ''}")
+        preflight = self.state.preflight
+        if preflight is not None and preflight.warnings:
+            terminalreporter.section("retrieval-contract: warnings", sep="-")
+            for warning in preflight.warnings:
+                write(warning)
         if self.problems:
             terminalreporter.section("retrieval-contract: expectations file", sep="-")
             for problem in self.problems:
                 write(problem)
         counts = Counter(r["status"] for r in rows)
-        write("retrieval-contract: requirements " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+        checks = self.checks(all_rows)
+        by = ", ".join(f"{k} {v}" for k, v in checks["blocked_by"].items())
+        write("retrieval-contract: requirements " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+              + f"; checks: {checks['checked']} checked, {checks['blocked']} blocked" + (f" (by {by})" if by else ""))
+        meaning = EXIT_MEANINGS.get(self.exit_status)
+        if meaning and self.exit_status:
+            write(f"retrieval-contract: exit status {self.exit_status}: {meaning}")
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        from .verdicts import EXIT_BLOCKED, EXIT_SUITE_ERROR
         rows = self.rows()
-        if not self.problems:
-            self.problems = self.expectation_problems(rows)
-        if self.problems and session.exitstatus == 0:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        self.final_rows = rows
+        self.problems = self.expectation_problems(rows)
+        code = int(session.exitstatus)
+        if code in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            if self.suite_errors:
+                code = EXIT_SUITE_ERROR
+            elif code == pytest.ExitCode.OK and self.problems:
+                code = pytest.ExitCode.TESTS_FAILED
+            elif code == pytest.ExitCode.OK and self.blocked_exit(rows):
+                code = EXIT_BLOCKED
+            session.exitstatus = code
+        self.exit_status = int(code)
         if self.directory is None:
             return
         summary = Counter(r["status"] for r in rows)
-        document = self._document(rows, int(session.exitstatus), dict(summary))
+        document = self._document(rows, int(code), dict(summary))
+        document["checks"] = self.checks(rows)
+        document["suite_errors"] = self.suite_errors
         document["expectation_problems"] = self.problems
         document["server_logs"] = self.server_logs or self.state.server_logs
         if self.baseline is not None:
@@ -248,6 +342,9 @@ class ReportCollector:
             "profile": self.state.profile.id,
             "phase": self.state.phase,
             "transport": self.state.transport,
+            "protocol_version": self.protocol_version,
+            "protocol_versions_refused": preflight.refused if preflight else [],
+            "warnings": preflight.warnings if preflight else [],
             "target": self.state.target,
             "commands": dict(self.state.commands),  # the profile's further commands (--rc-command), if it has any
             "strict": self.state.strict,
@@ -271,7 +368,7 @@ class ReportCollector:
         rows = [{"id": r.id, "spec": r.spec, "basis": r.basis, "strength": r.strength, "tiers": list(r.tiers),
                  "behavior": r.behavior, "source": r.source, "status": "not-run", "quote": list(r.quote),
                  "document": r.document if r.basis == "seed" else None, "tests_total": 0, "tests_failing": 0,
-                 "tests_deselected": 0, "evidence": [], "tests": []}
+                 "tests_blocked": 0, "blocked_by": [], "tests_deselected": 0, "evidence": [], "tests": []}
                 for r in self.state.profile.requirements.values()]
         self._write(self._document(rows, EXIT_SERVER_UNUSABLE, {"not-run": len(rows)}))
 
@@ -285,16 +382,19 @@ class ReportCollector:
 
 def requirement_status(verdicts: Counter, deselected: int, applies: bool, strict: bool) -> str:
     """One requirement's verdict from its tests' verdicts (pass, fail, advisory, xfail, skip,
-    incomplete) and how many of its tests were deselected. The single place the rule lives:
-    a run's report and a merge of shard reports both use it."""
-    if not applies:
-        return "n/a"
+    blocked, incomplete) and how many of its tests were deselected. The single place the rule
+    lives: a run's report and a merge of shard reports both use it. A check that ran and failed
+    is never n/a, and a requirement none of whose checks ran never reads pass."""
     if verdicts["fail"]:
         return "fail"
     if verdicts["advisory"]:
         return "fail" if strict else "advisory"
+    if not applies:
+        return "n/a"
     if verdicts["xfail"]:
         return "xfail"
+    if verdicts["blocked"]:
+        return "partial" if verdicts["pass"] else "blocked"
     if deselected or verdicts["incomplete"]:
         return "partial" if verdicts["pass"] else "not-run"
     if verdicts["pass"]:
@@ -304,9 +404,37 @@ def requirement_status(verdicts: Counter, deselected: int, applies: bool, strict
     return "not-run"
 
 
+EXIT_MEANINGS = {
+    0: "every requirement checked passed",
+    1: "a requirement failed (or an expectations entry is stale or passed unexpectedly)",
+    6: "the server under test is not usable: it did not start or did not answer initialize",
+    7: "no requirement failed, but checks of seed or MCP requirements were blocked: a precondition they need "
+       "did not hold, so they were not checked",
+    8: "the suite itself crashed (a suite error): a bug in retrieval-contract, not evidence against the server",
+}
+
+
+def _write_causes(write: Any, evidence: list[str]) -> None:
+    """The distinct causes, most frequent first, each line cut for the console."""
+    causes = Counter(evidence)
+    for text, count in causes.most_common(SHOWN_CAUSES):
+        first, *rest = text.splitlines() or [""]
+        write(f"    {'%dx ' % count if count > 1 else ''}{_console(first)}")
+        for line in rest[:3]:
+            write(f"      {_console(line)}")
+    if len(causes) > SHOWN_CAUSES:
+        write(f"    ... and {len(causes) - SHOWN_CAUSES} more distinct causes")
+
+
+def _console(line: str) -> str:
+    return line if len(line) <= CONSOLE_EVIDENCE_CHARS else line[:CONSOLE_EVIDENCE_CHARS] + f"... ({len(line)} chars)"
+
+
 def _render(finding: dict[str, Any]) -> str:
     head = f"[{finding['req']}]" + (f" {finding['case']}:" if finding.get("case") else "")
     text = f"{head} {finding['message']}"
+    if finding.get("kind") == "blocked":
+        text = f"{head} not checked (blocked{' by ' + finding['by'] if finding.get('by') else ''}): {finding['message']}"
     if finding.get("request"):
         text += f"\n    request: {finding['request']}"
     return text
@@ -334,14 +462,29 @@ def render_markdown(doc: dict[str, Any]) -> str:
         f"- transport: {doc['transport']}" + (f", phase {doc['phase']}" if doc["phase"] else "")
         + (", strict (advisories fail the run)" if doc.get("strict") else ""),
         "- summary: " + ", ".join(f"{k} {v}" for k, v in sorted(doc["summary"].items())),
+        *([f"- checks: {doc['checks']['checked']} checked, {doc['checks']['blocked']} blocked"
+           + (" (by " + ", ".join(f"{k} {v}" for k, v in doc["checks"]["blocked_by"].items()) + ")"
+              if doc["checks"].get("blocked_by") else "")] if doc.get("checks") else []),
+        f"- exit status: {doc.get('exit_status')}" + (f" ({EXIT_MEANINGS[doc['exit_status']]})"
+                                                      if doc.get("exit_status") in EXIT_MEANINGS else ""),
         "",
     ]
+    if doc.get("suite_errors"):
+        lines += ["## Suite errors", "",
+                  "Crashes of the suite's own code: bugs in retrieval-contract, not findings against the server. "
+                  "The requirements those tests cite read `blocked` (by suite error).", ""]
+        for error in doc["suite_errors"]:
+            lines += [f"- `{_cell(error['message'], 300)}` at `{error['where']}`, in {error['count']} tests "
+                      f"(first: `{error['tests'][0]}`)"]
+        lines.append("")
     if "changes_since_baseline" in doc:
         lines += ["## Changes since the baseline", ""]
         lines += [f"- {c['id']}: {c['was']} -> {c['now']}" for c in doc["changes_since_baseline"]] or ["- none"]
         lines.append("")
     sections = [("Failures", lambda r: r["status"] == "fail"),
                 ("Advisories (basis: profile; fail only under --strict)", lambda r: r["status"] == "advisory"),
+                ("Blocked (not checked: a precondition did not hold)",
+                 lambda r: r["status"] == "blocked" or r["status"] == "partial" and r.get("tests_blocked")),
                 ("All requirements", lambda r: True)]
     for title, keep in sections:
         chosen = [r for r in doc["requirements"] if keep(r)]
@@ -354,7 +497,8 @@ def render_markdown(doc: dict[str, Any]) -> str:
             docs = doc.get("docs_url")
             link = f"[{row['id']}]({docs.rstrip('/')}/requirements/{row['spec']}.html#{row['id'].lower()})" if docs \
                 else row["id"]
-            lines.append(f"| {link} | {row['basis']} | {', '.join(row['tiers'])} | {row['status']} "
+            status = row["status"] + (f" (by {', '.join(row['blocked_by'])})" if row.get("blocked_by") else "")
+            lines.append(f"| {link} | {row['basis']} | {', '.join(row['tiers'])} | {status} "
                          f"| {row['tests_failing']}/{row['tests_total']} | {evidence} |")
         lines.append("")
     return "\n".join(lines)

@@ -21,7 +21,45 @@ from _pytest.outcomes import Failed
 # Exit status of a run whose server could not be started or did not answer initialize:
 # distinct from pytest's 1 (conformance failures) and 2-5 (usage, internal errors).
 EXIT_SERVER_UNUSABLE = 6
+# No requirement failed, but a seed or MCP requirement (any, under --strict) could not be
+# checked: a precondition it needs did not hold (blocked).
+EXIT_BLOCKED = 7
+# The suite's own code crashed: a bug in retrieval-contract, never evidence against the server.
+EXIT_SUITE_ERROR = 8
 XPASS = "xpass"
+CONSOLE_CHARS = 300      # one finding on the console and in JUnit; results.json keeps EVIDENCE_CHARS
+CONSOLE_LINES = 40       # findings shown per test on the console
+TRACEBACK_CHARS = 6000
+
+
+def server_side(exc: BaseException | None) -> bool:
+    """An exception that says something about the server (it did not answer, went away, sent
+    what the SDK cannot parse, refused a connection), not about the suite's own code."""
+    if exc is None:
+        return True
+    from .harness.adapter import FixtureSetupError
+    from .harness.stdio import NoResponse, ServerGone
+    kinds: list[type] = [NoResponse, ServerGone, FixtureSetupError, TimeoutError, ConnectionError, Failed]
+    try:
+        from mcp.shared.exceptions import MCPError
+        kinds.append(MCPError)
+    except ImportError:  # pragma: no cover - the SDK is a dependency
+        pass
+    import httpx
+    import pydantic
+    kinds += [httpx.HTTPError, pydantic.ValidationError]
+    return isinstance(exc, tuple(kinds))
+
+
+def exception_text(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def cap_lines(lines: list[str], limit: int = CONSOLE_LINES) -> list[str]:
+    if len(lines) <= limit:
+        return lines
+    return lines[:limit] + [f"... and {len(lines) - limit} more findings (all of them in results.json)"]
 
 
 def esc(text: Any, limit: int | None = None) -> str:
@@ -72,13 +110,17 @@ class Finding:
     #                     blocked (not checked: a precondition it needs did not hold)
     by: str | None = None  # for blocked: what blocked it, a requirement id ("ON-COLL-001") or a symptom
 
-    def render(self) -> str:
+    def render(self, limit: int | None = None) -> str:
+        """`[REQ] case: message` and the request; each part at most `limit` characters (the
+        console and JUnit), the whole text without one (results.json caps it itself)."""
+        def cut(text: str) -> str:
+            return text if limit is None or len(text) <= limit else text[:limit] + f"... ({len(text)} chars)"
         head = f"[{self.req}]" + (f" {self.case}:" if self.case else "")
-        text = f"{head} {self.message}"
+        text = f"{head} {cut(self.message)}"
         if self.kind == "blocked":
-            text = f"{head} not checked (blocked{f' by {self.by}' if self.by else ''}): {self.message}"
+            text = f"{head} not checked (blocked{f' by {self.by}' if self.by else ''}): {cut(self.message)}"
         if self.request:
-            text += f"\n    request: {self.request}"
+            text += f"\n    request: {cut(self.request)}"
         return text
 
     def as_dict(self) -> dict[str, Any]:
@@ -130,13 +172,30 @@ def case_matches(entry: str, case: str) -> bool:
 
 
 SELECTION = Selection()
+_CHECKED: set[tuple[str, str]] = set()  # (requirement, case) pairs the running test checked
+
+
+def _checked(req: str, case: str | None) -> None:
+    if case is not None:
+        _CHECKED.add((req, case))
+
+
+def checked_cases() -> set[tuple[str, str]]:
+    """The (requirement, case) pairs the running test checked (an expected case entry that is
+    checked and never fails is an unexpected pass: the report decides over the whole run)."""
+    return set(_CHECKED)
+
+
+def start_test() -> None:
+    _CHECKED.clear()
 
 
 class Findings:
     """Collect every failing case of a sweep, then fail once, listing all of them.
 
-    `with Findings() as f:` raises RequirementFailure on leaving if anything was found. A
-    case the implementer expects to fail that passes is itself a finding (kind xpass).
+    `with Findings() as f:` raises RequirementFailure on leaving if anything was found. Every
+    case checked is recorded: an expectations entry for a case that is checked and fails
+    nowhere in the run is an unexpected pass (the report decides, over the whole run).
     """
 
     def __init__(self) -> None:
@@ -147,14 +206,14 @@ class Findings:
 
     def check(self, condition: Any, req: str, message: str, *, case: str | None = None,
               request: str | None = None) -> bool:
+        _checked(req, case)
         if condition:
-            if SELECTION.expected_case(req, case):
-                self.items.append(Finding(req, "listed as an expected failure, but passed", case, request, XPASS))
             return True
         self.items.append(Finding(req, message, case, request))
         return False
 
     def fail(self, req: str, message: str, *, case: str | None = None, request: str | None = None) -> None:
+        _checked(req, case)
         self.items.append(Finding(req, message, case, request))
 
     def block(self, req: str, why: str, *, by: str | None = None, case: str | None = None,
@@ -182,6 +241,7 @@ class Findings:
 def one_case(findings: Findings, req: str, case: str, request: str | None = None) -> Iterator[None]:
     """Run one case of a sweep; a RequirementFailure inside it becomes findings of that case
     and the sweep goes on."""
+    _checked(req, case)
     try:
         yield
     except RequirementFailure as failure:

@@ -80,7 +80,7 @@ def test_a_failure_names_the_request_and_a_command_to_rerun_it(suite_run):
     run = suite_run("--server-cmd", mutant_command("one_attack_accepted"), "--req", "SSL-IN-005")
     assert run.code == pytest.ExitCode.TESTS_FAILED
     assert 'request: tools/call get_section_source {"path": "inbox/../inbox/example.md"}' in run.output
-    assert "rerun: retrieval-contract --profile section-source-local --server-cmd" in run.output
+    assert "rerun: retrieval-contract --profile section-source-local --transport stdio --server-cmd" in run.output
     assert "--case traversal-middle-resolves-inside" in run.output
     evidence = next(r for r in run.results["requirements"] if r["id"] == "SSL-IN-005")["evidence"]
     assert any("traversal-middle-resolves-inside" in e for e in evidence), json.dumps(evidence)
@@ -100,3 +100,120 @@ def test_the_reports_carry_html_a_baseline_diff_and_redacted_server_output(suite
                                               for line in log["stderr"] + [log["command"]])
     md = (run.report_dir / "results.md").read_text()
     assert "(https://docs.example.invalid/rc/requirements/section-source-local.html#ssl-out-004)" in md
+
+
+# -- blocked checks and suite errors (faults injected into the suite: tests/faults.py) --------------
+
+def _faulty(suite_run, fault: str, *args: str, body_log=None):
+    from tests.conftest import ROOT
+    env = {"RC_FAULT": fault, "PYTHONPATH": str(ROOT)}
+    if body_log is not None:
+        env["RC_FAULT_BODY_LOG"] = str(body_log)
+    return suite_run("-p", "tests.faults", *args, env=env)
+
+
+def test_a_crash_in_the_suite_is_one_suite_error_never_a_finding(suite_run):
+    from contract_tests.verdicts import EXIT_SUITE_ERROR
+    run = _faulty(suite_run, "crash-fixture", "-n", "2")
+    assert run.code == EXIT_SUITE_ERROR, run.output[-3000:]
+    errors = run.results["suite_errors"]
+    assert len(errors) == 1 and errors[0]["message"] == "KeyError: 'tampered'" and errors[0]["count"] > 1, errors
+    assert "Traceback" in errors[0]["traceback"] or "KeyError" in errors[0]["traceback"]
+    rows = run.results["requirements"]
+    assert not [r["id"] for r in rows if r["status"] == "fail"], "a suite error was filed against the server"
+    assert not any("tampered" in e for r in rows for e in r["evidence"] if r["status"] == "fail")
+    hit = [r for r in rows if r["blocked_by"] == ["suite error"]]
+    assert hit and all(r["status"] in ("blocked", "partial") for r in hit), [(r["id"], r["status"]) for r in hit]
+    assert "suite errors (bugs in retrieval-contract" in run.output
+    assert run.output.count("traceback shown once") >= 1
+    assert "## Suite errors" in (run.report_dir / "results.md").read_text()
+
+
+def test_a_crash_in_a_test_body_is_a_suite_error(suite_run):
+    from contract_tests.verdicts import EXIT_SUITE_ERROR
+    run = _faulty(suite_run, "crash-check", "--req", "SSL-OUT-003,SSL-OUT-004")
+    assert run.code == EXIT_SUITE_ERROR, run.output[-3000:]
+    assert {run.status()[r] for r in ("SSL-OUT-003", "SSL-OUT-004")} == {"blocked"}, run.status()
+
+
+def test_a_blocked_fixture_skips_its_tests_without_running_their_bodies(suite_run, tmp_path):
+    """A precondition that fails in a fixture's setup blocks every test using it: pytest reports
+    them skipped (JUnit <skipped> naming the blocker), their bodies never run, their
+    requirements read blocked, and the run exits 7."""
+    from contract_tests.verdicts import EXIT_BLOCKED
+    body_log = tmp_path / "bodies.txt"
+    run = _faulty(suite_run, "block-fixture", "-n", "2", body_log=body_log)
+    assert run.code == EXIT_BLOCKED, run.output[-3000:]
+    rows = {r["id"]: r for r in run.results["requirements"]}
+    blocked = [r for r in rows.values() if r["status"] == "blocked"]
+    assert blocked and all(r["blocked_by"] == ["FAULT-PRECONDITION"] for r in blocked)
+    assert not any(r["status"] == "pass" and r["tests_blocked"] for r in rows.values())
+    blocked_tests = {t["nodeid"] for r in blocked for t in r["tests"] if t["verdict"] == "blocked"}
+    ran = set(body_log.read_text().split()) if body_log.exists() else set()
+    assert blocked_tests and not blocked_tests & ran, sorted(blocked_tests & ran)[:5]
+    junit = (run.report_dir / "junit.xml").read_text()
+    assert "<skipped" in junit and "blocked by FAULT-PRECONDITION" in junit
+    checks = run.results["checks"]
+    assert checks["blocked"] > 0 and checks["blocked_by"].get("FAULT-PRECONDITION"), checks
+    assert f"{checks['checked']} checked, {checks['blocked']} blocked" in run.output
+    assert "exit status 7" in run.output
+
+
+def test_a_check_blocked_in_its_body_reads_blocked_never_pass(suite_run):
+    from contract_tests.verdicts import EXIT_BLOCKED
+    run = _faulty(suite_run, "block-check", "--req", "SSL-OUT-003,SSL-OUT-005", "-n", "2")
+    assert run.code == EXIT_BLOCKED, run.output[-3000:]
+    assert run.status()["SSL-OUT-003"] == "blocked" and run.status()["SSL-OUT-005"] == "blocked", run.status()
+    assert "blocked requirements" in run.output and "## Blocked" in (run.report_dir / "results.md").read_text()
+
+
+def test_a_failing_finding_is_never_reported_n_a():
+    from collections import Counter
+
+    from contract_tests.report import requirement_status
+    assert requirement_status(Counter(fail=1), 0, False, False) == "fail"
+    assert requirement_status(Counter(advisory=1), 0, False, False) == "advisory"
+    assert requirement_status(Counter(blocked=2), 0, True, False) == "blocked"
+    assert requirement_status(Counter(blocked=1, **{"pass": 1}), 0, True, False) == "partial"
+    assert requirement_status(Counter(), 0, False, False) == "n/a"
+
+
+def test_the_console_shows_each_finding_cut_and_results_json_keeps_more():
+    from contract_tests.verdicts import CONSOLE_CHARS, Finding
+    finding = Finding("SSL-OUT-003", "x" * 100_000, request="tools/call t " + "y" * 50_000)
+    shown = finding.render(CONSOLE_CHARS)
+    assert len(shown) < 3 * CONSOLE_CHARS and "(100000 chars)" in shown
+
+
+def test_the_rerun_line_carries_every_option_that_shaped_the_run(suite_run, tmp_path):
+    declaration = tmp_path / "my decl.yaml"
+    declaration.write_text("profile: section-source-local\n")
+    run = suite_run("--server-cmd", mutant_command("one_attack_accepted"), "--req", "SSL-IN-005", "--strict",
+                    "--declare", str(declaration), "--protocol-version", "2025-06-18")
+    assert run.code == pytest.ExitCode.TESTS_FAILED, run.output[-3000:]
+    line = next(x for x in run.output.splitlines() if x.startswith("rerun: "))
+    import shlex
+    argv = shlex.split(line.removeprefix("rerun: "))
+    for option, value in (("--declare", str(declaration)), ("--protocol-version", "2025-06-18"),
+                          ("--transport", "stdio"), ("--case", "traversal-middle-resolves-inside")):
+        assert argv[argv.index(option) + 1] == value, line
+    assert "--strict" in argv and run.results["protocol_version"] == "2025-06-18"
+
+
+def test_a_server_that_speaks_only_an_older_version_is_negotiated_with(suite_run):
+    """Offered newest first, the server's refusals are recorded and the run speaks the first
+    version it accepts; the MCP-Protocol-Version header rule of 2025-06-18 is then n/a."""
+    cmd = mutant_command("http_only_2025_03_26")
+    run = suite_run("--server-cmd", cmd, "--transport", "http", "--req", "MCP-INIT-001,MCP-HTTP-003,SSL-OUT-003")
+    assert run.code == 0, run.output[-3000:]
+    assert run.results["protocol_version"] == "2025-03-26"
+    refused = run.results["protocol_versions_refused"]
+    assert [r.split(":")[0] for r in refused] == ["2025-11-25", "2025-06-18"], refused
+    assert run.status()["MCP-INIT-001"] == "pass" and run.status()["MCP-HTTP-003"] == "n/a", run.status()
+
+
+def test_a_server_that_refuses_every_version_offered_says_so(suite_run):
+    cmd = mutant_command("http_only_2025_03_26")
+    run = suite_run("--server-cmd", cmd, "--transport", "http", "--protocol-version", "2025-11-25")
+    assert run.code == EXIT_SERVER_UNUSABLE, run.output[-3000:]
+    assert "refused for every protocol version offered" in run.output and "--protocol-version" in run.output

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import mcp_types as types
 import pytest
@@ -10,7 +11,8 @@ import pytest
 from contract_tests.checks import check, fail, short, tool_output
 from contract_tests.concerns.common import strip_volatile
 from contract_tests.contracts import spec
-from contract_tests.verdicts import Findings
+from contract_tests.harness.stdio import StdioServer, protocol_version
+from contract_tests.verdicts import Findings, blocked
 
 BASE = spec("mcp-base")["protocol"]
 HANDSHAKE = BASE["handshake_versions"]
@@ -37,8 +39,9 @@ def _modern_supported(srv) -> bool:
 
 @pytest.mark.unit
 @pytest.mark.req("MCP-INIT-001")
-def test_initialize_with_the_latest_version_returns_version_capabilities_and_server_info(fresh, record_property):
-    response = fresh.initialize(HANDSHAKE[-1])
+def test_initialize_returns_version_capabilities_and_server_info(fresh, record_property):
+    """With the version the run speaks (negotiated by the preflight, or --protocol-version)."""
+    response = fresh.initialize(protocol_version())
     check("result" in response, "MCP-INIT-001", f"initialize failed: {short(response.get('error'))}")
     result = response["result"]
     try:
@@ -153,19 +156,48 @@ def test_an_unknown_method_gets_method_not_found(server, client):
           f"expected error -32601, got {short(response)}")
 
 
+MALFORMED = (b"{not json\n", b'{"jsonrpc":"1.0","id":"rc-bad-1","method":"ping"}\n',
+             b'{"jsonrpc":"2.0","id":"rc-bad-2"}\n', b"[]\n", b'"just a string"\n', b"\xff\xfe\n")
+
+
+def _is_json_rpc_reply(message: Any) -> bool:
+    """A JSON-RPC 2.0 error response (its id may be null when the request's could not be read)
+    or a notification; never a result for malformed input, nor a bare object without `jsonrpc`
+    or without `id`."""
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0":
+        return False
+    if "method" in message:
+        return "id" not in message
+    return "id" in message and "error" in message
+
+
 @pytest.mark.stress
 @pytest.mark.req("MCP-RPC-002")
-def test_malformed_messages_get_errors_or_are_dropped_and_the_server_keeps_answering(fresh):
-    fresh.initialize()
-    for raw in (b"{not json\n", b'{"jsonrpc":"1.0","id":"rc-bad-1","method":"ping"}\n',
-                b'{"jsonrpc":"2.0","id":"rc-bad-2"}\n', b"[]\n", b'"just a string"\n', b"\xff\xfe\n"):
-        fresh.send_bytes(raw)
-    response = fresh.request("ping", timeout=10)
-    check(response.get("result") == {} or "result" in response, "MCP-RPC-002",
-          "server stopped answering after malformed input")
-    for message in fresh.unsolicited:
-        check(isinstance(message, dict) and ("error" in message or "method" in message), "MCP-RPC-002",
-              f"malformed input got a non-error answer: {short(message)}")
+def test_malformed_messages_get_errors_or_are_dropped_and_the_server_keeps_answering(fresh, profile):
+    """Any JSON-RPC response with the probe's id is an answer (an error too: the server need not
+    implement ping); the probe is tools/list, which every profile's server offers."""
+    opened = fresh.initialize()
+    if "result" not in opened:
+        raise blocked("MCP-RPC-002", f"initialize failed: {short(opened.get('error'))}", by="MCP-INIT-001")
+    with Findings() as findings:
+        for raw in MALFORMED:
+            before = len(fresh.unsolicited)
+            fresh.send_bytes(raw)
+            probe = fresh.request("tools/list", {}, timeout=10)
+            findings.check(("result" in probe or "error" in probe) and "rc_http_status" not in probe,
+                           "MCP-RPC-002", f"after {short(raw.decode('utf-8', 'replace'), 60)} the server stopped "
+                           f"answering: tools/list got {short(probe, 200)}", case=_case_of(raw))
+            # Over HTTP a malformed POST may be refused at the HTTP level, with any body (MCP:
+            # "The HTTP response body MAY comprise a JSON-RPC error response"): only stdio's
+            # lines are all messages.
+            for message in fresh.unsolicited[before:] if isinstance(fresh, StdioServer) else []:
+                findings.check(_is_json_rpc_reply(message), "MCP-RPC-002",
+                               f"{short(raw.decode('utf-8', 'replace'), 60)} got a reply that is not JSON-RPC 2.0: "
+                               f"{short(message)}", case=_case_of(raw))
+
+
+def _case_of(raw: bytes) -> str:
+    return f"malformed-{MALFORMED.index(raw) + 1}"
 
 
 @pytest.mark.security

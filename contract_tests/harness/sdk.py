@@ -17,7 +17,7 @@ from anyio.from_thread import start_blocking_portal
 from mcp import ClientSession
 from mcp.shared.message import SessionMessage
 
-from .stdio import Connection
+from .stdio import Connection, protocol_version
 
 
 def dump(model: Any) -> dict[str, Any]:
@@ -56,8 +56,10 @@ class SdkClient:
 
         async def pump_out() -> None:
             async for session_message in write_reader:
-                self.server.send(session_message.message.model_dump(
-                    by_alias=True, mode="json", exclude_unset=True))
+                message = session_message.message.model_dump(by_alias=True, mode="json", exclude_unset=True)
+                if message.get("method") == "initialize":  # the SDK offers its latest; offer the run's
+                    message["params"]["protocolVersion"] = protocol_version()
+                self.server.send(message)
 
         self.server.attach_sdk(deliver)
         try:

@@ -20,6 +20,18 @@ from .transcript import Transcript
 
 LATEST_HANDSHAKE = "2025-11-25"
 CLIENT_INFO = {"name": "retrieval-contract", "version": "0.1.0"}
+_SPOKEN = {"version": LATEST_HANDSHAKE}
+
+
+def use_protocol_version(version: str) -> None:
+    """The handshake version this run speaks: the one the preflight negotiated from the
+    profile's allowed versions, or --protocol-version. Every initialize (raw, or the SDK
+    client's) offers it."""
+    _SPOKEN["version"] = version
+
+
+def protocol_version() -> str:
+    return _SPOKEN["version"]
 
 
 class ServerGone(RuntimeError):
@@ -139,7 +151,8 @@ class Connection:
             message["params"] = params
         self.send(message)
 
-    def initialize(self, version: str = LATEST_HANDSHAKE, *, timeout: float = 15.0) -> dict[str, Any]:
+    def initialize(self, version: str | None = None, *, timeout: float = 15.0) -> dict[str, Any]:
+        version = version or protocol_version()
         response = self.request("initialize", {
             "protocolVersion": version, "capabilities": {}, "clientInfo": CLIENT_INFO,
         }, timeout=timeout)

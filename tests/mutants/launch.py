@@ -322,6 +322,48 @@ def http_binds_all_interfaces():
     _serve_http_with(bind="0.0.0.0")
 
 
+@mutant("MCP-INIT-002", profile="section-source-local", transport="http")
+def http_only_2025_03_26():
+    """Speaks only protocol 2025-03-26 and answers initialize for any other version with
+    JSON-RPC -32600 (as the public vault-agent does, per its own documents), where MCP asks
+    section-source servers for a counter-offer. The suite must still negotiate and run."""
+    import uvicorn
+
+    def serve(srv, host, port):
+        app = srv.streamable_http_app(host=host)
+
+        async def gate(scope, receive, send):
+            if scope["type"] != "http" or scope["method"] != "POST":
+                return await app(scope, receive, send)
+            body, more = b"", True
+            while more:
+                message = await receive()
+                body, more = body + message.get("body", b""), message.get("more_body", False)
+            try:
+                request = json.loads(body)
+            except ValueError:
+                request = None
+            if isinstance(request, dict) and request.get("method") == "initialize" \
+                    and (request.get("params") or {}).get("protocolVersion") != "2025-03-26":
+                error = {"jsonrpc": "2.0", "id": request.get("id"),
+                         "error": {"code": -32600, "message": "Unsupported protocol version"}}
+                await send({"type": "http.response.start", "status": 200,
+                            "headers": [(b"content-type", b"application/json")]})
+                await send({"type": "http.response.body", "body": json.dumps(error).encode()})
+                return
+            replayed = False
+
+            async def replay():
+                nonlocal replayed
+                if not replayed:
+                    replayed = True
+                    return {"type": "http.request", "body": body, "more_body": False}
+                return await receive()
+            await app(scope, replay, send)
+        uvicorn.run(gate, host=host, port=port, log_level="warning")
+    server.serve_http = serve
+
+
 @mutant("MCP-STDIO-001", profile="section-source-local")
 def stdout_log():
     """Writes a log line to stdout before serving."""
