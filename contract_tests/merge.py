@@ -81,6 +81,8 @@ def main(argv: list[str]) -> int:
     out.mkdir(parents=True, exist_ok=True)
     (out / "results.json").write_text(json.dumps(merged, indent=2), encoding="utf-8")
     (out / "results.md").write_text(render_markdown(merged), encoding="utf-8")
+    from .report_html import render as render_html
+    (out / "results.html").write_text(render_html([merged]), encoding="utf-8")
     failing = merged["summary"].get("fail", 0)
     print(f"retrieval-contract merge-reports: {len(paths)} shards, {failing} failing requirements -> {out}")
     return merged["exit_status"] if merged["exit_status"] else (1 if failing else 0)
