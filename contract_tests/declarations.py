@@ -58,4 +58,26 @@ def load(path: str, profile: Profile) -> dict[str, Any]:
     if data.get("error_channel") and data["error_channel"] not in profile.errors["channels"]:
         raise DeclarationError(f"{path}: error_channel {data['error_channel']!r}: the seed fixes "
                                f"{', '.join(profile.errors['channels'])}")
+    base = Path(path).resolve().parent
+    if "commands" in data:
+        data["commands"] = {role: anchored(command, base) for role, command in data["commands"].items()}
+    if "load_command" in data:
+        data["load_command"] = anchored(data["load_command"], base)
     return data
+
+
+def anchored(command: str, base: Path) -> str:
+    """A declared command with every relative path to a file beside the declaration made
+    absolute, so a load script can sit next to the declaration whatever the suite's directory."""
+    import shlex
+    try:
+        parts = shlex.split(command)
+    except ValueError:
+        return command  # the runner reports the malformed command
+    changed = False
+    for i, arg in enumerate(parts):
+        if arg.startswith("-") or "{" in arg or Path(arg).is_absolute() or not (base / arg).is_file():
+            continue
+        parts[i] = str(base / arg)
+        changed = True
+    return shlex.join(parts) if changed else command

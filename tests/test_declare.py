@@ -64,3 +64,14 @@ def test_a_bad_declaration_is_a_usage_error(suite_run, tmp_path, body, message):
                     "RT-ERR-001" if profile == "retrieval-tools" else "SSL-OUT-001")
     assert run.code == pytest.ExitCode.USAGE_ERROR, run.output[-2000:]
     assert message in run.output
+
+
+def test_declared_commands_find_scripts_beside_the_declaration(tmp_path):
+    from contract_tests import contracts, declarations
+    folder = tmp_path / "conformance"
+    folder.mkdir()
+    (folder / "load.py").write_text("print('loaded')\n")
+    (folder / "decl.yaml").write_text("profile: open-notebook\nload_command: '{python} load.py --into {store}'\n")
+    data = declarations.load(str(folder / "decl.yaml"), contracts.load_profile("open-notebook"))
+    import shlex
+    assert shlex.split(data["load_command"]) == ["{python}", str(folder / "load.py"), "--into", "{store}"]
