@@ -27,14 +27,35 @@ from .harness.fixtures import build_for
 from .harness.privileges import unprivileged_prefix
 from .names import ParameterNames, find_list
 from .servers import connect
+from .harness.stdio import use_protocol_version
+from . import preflight
+from .verdicts import EXIT_SERVER_UNUSABLE
+
+
+class DeclareError(Exception):
+    def __init__(self, message: str, status: int) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 def _state(args: argparse.Namespace, profile: contracts.Profile):
     from .plugin import SuiteState
     transport = args.transport or profile.transports[0]
     phase = args.phase or profile.default_phase
+    given = {}
+    for item in args.rc_command or []:
+        role, sep, command = item.partition("=")
+        if not sep or not command.strip() or role not in profile.command_roles:
+            raise DeclareError(f"--rc-command {item!r}: expected ROLE=CMD with ROLE one of "
+                               f"{', '.join(profile.command_roles) or '(none: the profile has no further commands)'}", 4)
+        given[role] = command
+    missing = [r for r, spec in profile.command_roles.items() if r not in given and not spec.get("optional")]
+    if missing:
+        raise DeclareError(f"profile {profile.id} needs these commands besides --server-cmd: {', '.join(missing)}; "
+                           "give each with --rc-command ROLE=CMD", 4)
     return SuiteState(profile=profile, transport=transport, server_cmd=args.server_cmd, server_path=args.server_path,
-                      phase=phase, expectations=Expectations())
+                      phase=phase, expectations=Expectations(), commands=given, given_commands=given,
+                      protocol_version_given=args.protocol_version)
 
 
 class Probe:
@@ -65,19 +86,25 @@ def propose(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
     profile = contracts.load_profile(args.profile)
     allowed = profile.data.get("declarable", {})
     state = _state(args, profile)
+    settings = {"commands": dict(state.commands)} if profile.command_roles else {}
+    checked = preflight.run(state, settings)  # a server that cannot start or hangs: exit 6, not a traceback
+    if not checked.ok:
+        raise DeclareError(checked.message(), EXIT_SERVER_UNUSABLE)
+    use_protocol_version(checked.protocol_version or profile.protocol_versions[0])
     declaration: dict[str, Any] = {"profile": profile.id}
     if args.implementation:
         declaration["implementation"] = args.implementation
+    if state.given_commands and "commands" in allowed:
+        declaration["commands"] = dict(state.given_commands)
     notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="rc-declare-") as tmp:
         base = Path(tmp)
-        fixture = build_for(profile, base / "fixture", {})
+        fixture = build_for(profile, base / "fixture", settings)
         probe = Probe(state, base)
         try:
             server = probe.start(fixture)
             if server is None:
-                raise SystemExit("retrieval-contract declare: the server did not start or answer initialize; "
-                                 "run the suite for its preflight message")
+                raise DeclareError("the server did not answer initialize on the declaration's fixture", EXIT_SERVER_UNUSABLE)
             listed = server.request("tools/list", {}).get("result", {}).get("tools", [])
             names = ParameterNames(profile, listed)
             if "extra_tools" in allowed:
@@ -225,19 +252,45 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--phase")
     parser.add_argument("--server-path", default="/mcp")
     parser.add_argument("--implementation", help="a name for the implementation")
-    parser.add_argument("--out", help="write the declaration here (default: standard output)")
+    parser.add_argument("--rc-command", action="append", default=[], metavar="ROLE=CMD",
+                        help="a command the profile needs besides --server-cmd (as for the suite)")
+    parser.add_argument("--protocol-version", help="the MCP handshake version to speak (as for the suite)")
+    parser.add_argument("--out", help="write the declaration here (it is printed too; default: standard output only)")
     args = parser.parse_args(argv)
-    declaration, notes = propose(args)
+    try:
+        declaration, notes = propose(args)
+    except DeclareError as exc:
+        print(f"retrieval-contract declare: {exc}", file=sys.stderr)
+        return exc.status
     text = "# Proposed by `retrieval-contract declare`: review every value, then keep it with --declare.\n"
     text += "".join(f"# note: {n}\n" for n in notes)
     text += yaml.safe_dump(declaration, sort_keys=False, allow_unicode=True)
+    text += _unobserved(contracts.load_profile(args.profile), declaration)
     problems = list(contracts.validator("declaration.schema.json").iter_errors(declaration))
     if problems:
         print(f"retrieval-contract declare: the proposal is not a valid declaration: {problems[0].message}",
               file=sys.stderr)
         return 2
+    sys.stdout.write(text)
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")
-    else:
-        sys.stdout.write(text)
+        print(f"retrieval-contract declare: wrote {args.out}", file=sys.stderr)
     return 0
+
+
+def _unobserved(profile: contracts.Profile, declaration: dict[str, Any]) -> str:
+    """Every seed-silent choice the proposal does not state, as a comment with the values the
+    documents allow: undeclared, the suite accepts each of them; declared, it holds the server
+    to the one you name."""
+    allowed = profile.data.get("declarable", {})
+    lines = []
+    for name, meaning in allowed.get("choices", {}).items():
+        if name not in declaration.get("choices", {}):
+            lines.append(f"#   {name}: {meaning}")
+    for key, meaning in allowed.items():
+        if key not in ("choices",) and key not in declaration and isinstance(meaning, str):
+            lines.append(f"#   {key}: {meaning}")
+    if not lines:
+        return ""
+    return ("# Not observed (undeclared, every value the documents allow passes; declare the one you take,\n"
+            "# choices under `choices:`):\n" + "\n".join(lines) + "\n")

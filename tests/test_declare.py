@@ -75,3 +75,32 @@ def test_declared_commands_find_scripts_beside_the_declaration(tmp_path):
     data = declarations.load(str(folder / "decl.yaml"), contracts.load_profile("open-notebook"))
     import shlex
     assert shlex.split(data["load_command"]) == ["{python}", str(folder / "load.py"), "--into", "{store}"]
+
+
+def test_declare_on_a_server_that_cannot_start_exits_6_with_its_stderr(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "contract_tests.cli", "declare", "--profile", "section-source-local",
+                           "--server-cmd", "{python} -c \"import sys; print('boom-at-start', file=sys.stderr); "
+                           "sys.exit(3)\""], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert proc.returncode == 6, proc.stderr[-2000:]
+    assert "boom-at-start" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_declare_names_every_seed_silent_choice_it_did_not_observe_and_prints_what_it_wrote(tmp_path):
+    profile = contracts.load_profile("open-notebook")
+    out = tmp_path / "decl.yaml"
+    proc = subprocess.run([sys.executable, "-m", "contract_tests.cli", "declare", "--profile", "open-notebook",
+                           "--server-cmd", profile.reference_command("stdio"), "--out", str(out)],
+                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    written = out.read_text()
+    assert proc.stdout == written and f"wrote {out}" in proc.stderr
+    for choice in profile.data["declarable"]["choices"]:
+        assert f"{choice}:" in written, choice
+    assert yaml.safe_load(written)["profile"] == "open-notebook"
+
+
+def test_declare_takes_a_profiles_further_commands(tmp_path):
+    proc = subprocess.run([sys.executable, "-m", "contract_tests.cli", "declare", "--profile", "vault-agent",
+                           "--server-cmd", "{python} -m reference.vault_agent mcp", "--rc-command", "nope=x"],
+                          capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert proc.returncode == 4 and "ROLE=CMD" in proc.stderr, proc.stderr[-2000:]
