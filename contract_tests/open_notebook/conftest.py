@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from contract_tests.checks import called_ok, tool_output
-from contract_tests.open_notebook.common import Session
+from contract_tests.open_notebook.common import Session, as_failure
 from contract_tests.verdicts import RequirementFailure
 
 MAX_CHUNKS = 200
@@ -78,7 +78,7 @@ class _Recording:
         self.conn, self.walk = conn, walk
 
     def call_tool(self, name, arguments, timeout=60):
-        response = self.conn.call_tool(name, arguments, timeout=timeout)
+        response = as_failure(self.conn.call_tool(name, arguments, timeout=timeout))
         self.walk.calls.append((name, arguments, response))
         return response
 

@@ -9,7 +9,7 @@ from contract_tests.checks import _error_document  # noqa: PLC2701 - the channel
 from contract_tests.checks import called_ok, schema_errors, short, structured_error, tool_output
 from contract_tests.harness.notebooks import CROSS_QUERIES, ROLES
 from contract_tests.open_notebook.common import COLLECTION_SCOPED, error_type, hits, profiles_mark
-from contract_tests.verdicts import Finding, Findings, RequirementFailure, describe_call, esc, one_case
+from contract_tests.verdicts import Findings, RequirementFailure, describe_call, esc, one_case
 
 pytestmark = [profiles_mark, pytest.mark.integration]
 
@@ -20,8 +20,7 @@ def test_every_response_matches_the_seeds_structure(walk, profile):
         for tool in profile.required_tools:
             done = walk.successes(tool)
             if not done:
-                findings.items.append(Finding("ON-SHAPE-001", f"not checked: no {tool} call succeeded in the tour",
-                                              tool, None, "blocked"))
+                findings.block("ON-SHAPE-001", f"no {tool} call succeeded in the tour", by="tour", case=tool)
                 continue
             validator = profile.output_validator(tool)
             for _t, args, response in done:
@@ -126,19 +125,34 @@ def test_each_artifact_set_names_its_artifacts_ids(main, notebooks):
                                request=request)
 
 
-@pytest.mark.req("ON-DOM-001", "ON-DOM-002")
-def test_a_new_session_has_no_collection(main, new_session, notebooks):
-    """Identifiers that exist (taken from the worker's session in the active collection) are
-    sent from a new session: every collection-scoped tool must refuse them."""
-    main.enter("active", "ON-DOM-001")
-    source, artifact = "rc-no-such-source", "rc-no-such-artifact"
-    try:  # real identifiers where the server gives them (their lookup is checked elsewhere)
-        source = main.find("active", notebooks.collection("active").passage("probe"), "ON-DOM-001").source_id
-        artifact = next(iter(main.artifact_map("active", "ON-DOM-001")))
+def _existing_ids(main, notebooks, req: str) -> tuple[str | None, str | None]:
+    """A source and an artifact id of the active collection, taken from the worker's session
+    (None where the server gives none: their lookup is checked elsewhere)."""
+    source = artifact = None
+    try:
+        main.enter("active", req)
+    except RequirementFailure:
+        return source, artifact
+    try:
+        source = main.find("active", notebooks.collection("active").passage("probe"), req).source_id
     except RequirementFailure:
         pass
-    arguments = {"list_artifact_sets": {}, "semantic_search": {"query": "kelp"}, "fetch_passage": {"source_id": source},
-                 "retrieve_artifact": {"artifact_id": artifact}, "begin_result_stream": {"query": "kelp"}}
+    try:
+        artifact = next(iter(main.artifact_map("active", req)))
+    except RequirementFailure:
+        pass
+    return source, artifact
+
+
+@pytest.mark.req("ON-DOM-001")
+def test_a_new_session_has_no_collection(main, new_session, notebooks):
+    """Identifiers that exist (or, where the server gives none, unknown ones) are sent from a new
+    session: every collection-scoped tool must refuse them with no_collection_context."""
+    source, artifact = _existing_ids(main, notebooks, "ON-DOM-001")
+    arguments = {"list_artifact_sets": {}, "semantic_search": {"query": "kelp"},
+                 "fetch_passage": {"source_id": source or "rc-no-such-source"},
+                 "retrieve_artifact": {"artifact_id": artifact or "rc-no-such-artifact"},
+                 "begin_result_stream": {"query": "kelp"}}
     fresh = new_session()
     with Findings() as findings:
         for tool in COLLECTION_SCOPED:
@@ -151,7 +165,18 @@ def test_a_new_session_has_no_collection(main, new_session, notebooks):
                                f"the error type is {short(error.get('type'))}", case=tool, request=request)
                 findings.check(isinstance(error.get("recovery"), str) and error["recovery"].strip(), "ON-DOM-001",
                                "no recovery guidance", case=tool, request=request)
-        for kind, ident in (("source", source), ("artifact", artifact)):
+
+
+@pytest.mark.req("ON-DOM-002")
+def test_explain_provenance_reveals_nothing_without_a_collection(main, new_session, notebooks):
+    """A test of its own: an advisory that fails never stops the seed's ON-DOM-001."""
+    source, artifact = _existing_ids(main, notebooks, "ON-DOM-002")
+    fresh = new_session()
+    with Findings() as findings:
+        for kind, ident, by in (("source", source, "ON-SRCH-008"), ("artifact", artifact, "ON-COLL-007")):
+            if ident is None:
+                findings.block("ON-DOM-002", f"no {kind} id of the collection was found to send", by=by, case=kind)
+                continue
             response, request = fresh.raw("explain_provenance", {"id": ident, "id_type": kind})
             findings.check(not called_ok(response), "ON-DOM-002", "explain_provenance answered without a collection",
                            case=kind, request=request)

@@ -19,7 +19,7 @@ try:
 except ImportError:  # run as a script from tests/mutants
     from _dispatch import mutant, run, variant  # type: ignore[no-redef]
 
-from reference.open_notebook import errors, layout, library, server, session, streams, tools, world
+from reference.open_notebook import errors, layout, library, refusals, server, session, streams, tools, world
 
 PROFILE = "open-notebook"
 
@@ -772,6 +772,72 @@ def on_passage_timestamp_dropped():
         body["provenance"]["timestamp"] = None
         return body
     _wrap("_fetch_passage", answer)
+
+
+# -- a server of fixed mock records (as a public Open Notebook MCP server is) ------------------------------
+_MOCK_REF, _MOCK_ART, _MOCK_TOKEN = "mock-ref-1", "mock-artifact-1", "mock-stream-00000000000000000000000000000"
+_MOCK_POINTER = {"notebook_id": "mock-notebook", "page": 1, "timestamp": 1700000000}
+_MOCK_PROVENANCE = {"source_notebooks": ["mock-notebook"], "transformation_steps": [
+    {"step_order": 1, "tool": "mock-export", "timestamp": 1700000000, "parameters": {}}],
+    "created_at": 1700000000, "created_by": "human_export"}
+
+
+def _mock_body(tool: str, tools_obj, sess) -> dict:
+    """The one record each tool always answers, whatever the ids, queries and collection."""
+    if tool == "describe_world":
+        return world.describe_world()
+    if tool == "list_constraints":
+        return world.list_constraints(tools_obj.config.limits())
+    return {
+        "list_collections": {"collections": [{
+            "collection_id": "mock-collection", "title": "Mock notebooks", "date_range": {"start": "2024-01-01",
+            "end": "2024-12-31"}, "domain_tags": ["mock"], "artifact_count": 1, "notebook_count": 1,
+            "last_modified": 1700000000}], "metadata": {"total_collections": 1, "data_as_of": 1700000000,
+                                                         "next_refresh": None}},
+        "list_artifact_sets": {"collection_id": "mock-collection", "artifact_sets": [{
+            "artifact_set_id": "mock-set", "artifact_type": "summary", "created_at": 1700000000, "status": "canonical",
+            "source_notebooks": ["mock-notebook"], "artifact_count": 1, "artifact_ids": [_MOCK_ART]}]},
+        "semantic_search": {"collection_id": "mock-collection", "query": "mock", "results": [{
+            "reference_id": _MOCK_REF, "relevance_score": 0.9, "source_pointer": dict(_MOCK_POINTER),
+            "preview_snippet": "A mock passage."}], "metadata": {"total_matches": 1, "returned": 1,
+                                                                 "search_time_ms": 1}, "note": world.SEARCH_NOTE},
+        "fetch_passage": {"source_id": _MOCK_REF, "passage": {"exact_text": "A mock passage.", "context_before": "",
+            "context_after": ""}, "provenance": {"notebook_id": "mock-notebook", "notebook_title": "Mock",
+            "page": 1, "timestamp": 1700000000, "export_method": "mock", "last_verified": 1700000000},
+            "integrity": {"checksum": "0" * 64, "verified": True}, "disclaimer": world.PASSAGE_DISCLAIMER},
+        "retrieve_artifact": {"artifact_id": _MOCK_ART, "artifact_type": "summary", "status": "canonical",
+            "contents": "A mock artifact.", "provenance": dict(_MOCK_PROVENANCE), "synthesis_metadata": {
+                "synthesized": False, "confidence_note": "mock", "last_refreshed": None,
+                "staleness_indicator": "unknown"}, "disclaimer": world.ARTIFACT_DISCLAIMER, "immutable": True},
+        "begin_result_stream": {"stream_token": _MOCK_TOKEN, "query": "mock", "disclosure_policy": {
+            "step_order": list(world.STEP_ORDER), "chunk_strategy": world.CHUNK_STRATEGY, "cancelable": True,
+            "timeout_s": tools_obj.config.stream_timeout_s}, "metadata": {"estimated_chunks": 1,
+            "created_at": 1700000000}, "note": world.STREAM_NOTE},
+        "next_stream_chunk": {"stream_token": _MOCK_TOKEN, "chunk_type": "stream_complete", "summary": {
+            "total_chunks": 0, "total_references": 0, "query": "mock"}, "continuation": {"has_more": False,
+                                                                                        "stream_closed": True}},
+        "explain_provenance": {"id": _MOCK_REF, "id_type": "source", "provenance": {"origin_notebook": {
+            "notebook_id": "mock-notebook", "title": "Mock", "author": None, "created_at": 1700000000},
+            "transformation_steps": [], "tools_involved": [], "confidence_notes": []},
+            "interpretation_note": world.INTERPRETATION_NOTE},
+    }[tool]
+
+
+@mutant("ON-COLL-001", profile=PROFILE)
+def on_mock_data():
+    """Offers the eleven tools but serves fixed mock records, ignoring ids, queries and {notebooks}:
+    only its own mock collection can be entered (tests/test_open_notebook_mock.py runs the whole suite on it)."""
+    def checked(self, sess, name, arguments):
+        if name not in world.TOOLS:
+            raise refusals.unknown_tool(name, list(world.TOOL_NAMES))
+        if name == "enter_collection" and (arguments or {}).get("collection_id") != "mock-collection":
+            raise errors.collection_not_found(None)
+        if name == "enter_collection":
+            return {"collection_id": "mock-collection", "title": "Mock notebooks", "context_established": True,
+                    "scope_note": world.SCOPE_NOTE, "available_operations": list(world.AVAILABLE_OPERATIONS),
+                    "preload_note": world.PRELOAD_NOTE}
+        return _mock_body(name, self, sess)
+    tools.Tools._checked = checked
 
 
 # -- a reference to the loaded library, for patches that need it -------------------------------------
