@@ -66,6 +66,7 @@ def pull(session: Session, token: str, req: str) -> list[dict[str, Any]]:
 class Walk:
     """Every call of a tour through the eleven tools on the active collection, with its raw response."""
     calls: list[tuple[str, dict[str, Any], dict[str, Any]]] = field(default_factory=list)
+    blocker: str | None = None  # why the tour could not enter the active collection (a requirement id)
 
     def successes(self, tool: str | None = None) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
         return [(t, a, r) for t, a, r in self.calls if (tool is None or t == tool) and called_ok(r)]
@@ -93,7 +94,10 @@ def walk(server, client, profile, notebooks) -> Walk:
     session = Session(_Recording(server, record), profile, notebooks)
     for tool in ("describe_world", "list_constraints", "list_collections"):
         session.raw(tool, {})
-    session.raw("enter_collection", {"collection_id": notebooks.collection("active").collection_id})
+    try:
+        session.enter("active", "ON-SHAPE-001")
+    except RequirementFailure as failure:
+        record.blocker = failure.findings[0].by
     steps = [lambda: session.artifact_map("active", "ON-SHAPE-001")]
     for passage in notebooks.collection("active").passages:
         steps.append(lambda p=passage: session.find("active", p, "ON-SHAPE-001"))

@@ -20,7 +20,8 @@ def test_every_response_matches_the_seeds_structure(walk, profile):
         for tool in profile.required_tools:
             done = walk.successes(tool)
             if not done:
-                findings.block("ON-SHAPE-001", f"no {tool} call succeeded in the tour", by="tour", case=tool)
+                findings.block("ON-SHAPE-001", f"no {tool} call succeeded in the tour (see {walk.blocker or 'the tour'})",
+                               by=walk.blocker or "tour", case=tool)
                 continue
             validator = profile.output_validator(tool)
             for _t, args, response in done:
@@ -125,13 +126,16 @@ def test_each_artifact_set_names_its_artifacts_ids(main, notebooks):
                                request=request)
 
 
-def _existing_ids(main, notebooks, req: str) -> tuple[str | None, str | None]:
+def _existing_ids(main, notebooks, req: str, need: bool = False) -> tuple[str | None, str | None]:
     """A source and an artifact id of the active collection, taken from the worker's session
-    (None where the server gives none: their lookup is checked elsewhere)."""
+    (None where the server gives none: their lookup is checked elsewhere). `need`: a collection
+    that cannot be entered blocks `req`."""
     source = artifact = None
     try:
         main.enter("active", req)
     except RequirementFailure:
+        if need:
+            raise
         return source, artifact
     try:
         source = main.find("active", notebooks.collection("active").passage("probe"), req).source_id
@@ -170,12 +174,13 @@ def test_a_new_session_has_no_collection(main, new_session, notebooks):
 @pytest.mark.req("ON-DOM-002")
 def test_explain_provenance_reveals_nothing_without_a_collection(main, new_session, notebooks):
     """A test of its own: an advisory that fails never stops the seed's ON-DOM-001."""
-    source, artifact = _existing_ids(main, notebooks, "ON-DOM-002")
+    source, artifact = _existing_ids(main, notebooks, "ON-DOM-002", need=True)
     fresh = new_session()
     with Findings() as findings:
         for kind, ident, by in (("source", source, "ON-SRCH-008"), ("artifact", artifact, "ON-COLL-007")):
             if ident is None:
-                findings.block("ON-DOM-002", f"no {kind} id of the collection was found to send", by=by, case=kind)
+                findings.block("ON-DOM-002", f"no {kind} id of the collection was found to send (see {by})", by=by,
+                               case=kind)
                 continue
             response, request = fresh.raw("explain_provenance", {"id": ident, "id_type": kind})
             findings.check(not called_ok(response), "ON-DOM-002", "explain_provenance answered without a collection",

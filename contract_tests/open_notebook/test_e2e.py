@@ -24,14 +24,16 @@ def test_the_seeds_tool_sequence_through_the_official_sdk_client(client, noteboo
     with Findings() as findings:
         listed = [c.get("collection_id") for c in ok("list_collections", {}).get("collections") or []]
         if cid not in listed:  # the sequence cannot start: ON-COLL-001's finding, not this one's
-            raise blocked("ON-E2E-001", f"list_collections does not list {cid}: {short(listed)}", by="ON-COLL-001")
+            raise blocked("ON-E2E-001", f"list_collections does not list {cid} (see ON-COLL-001): {short(listed)}",
+                          by="ON-COLL-001")
         findings.check(ok("enter_collection", {"collection_id": cid}).get("collection_id") == cid, "ON-E2E-001",
                        "enter_collection names another collection")
         results = ok("semantic_search", {"query": passage.exact_text}).get("results") or []
         hit = next((r for r in results if (r.get("source_pointer") or {}).get("notebook_id") == passage.notebook_id),
                    None)
         if hit is None:
-            findings.block("ON-E2E-001", "the search found nothing on the passage's notebook", by="ON-SRCH-008")
+            findings.block("ON-E2E-001", "the search found nothing on the passage's notebook (see ON-SRCH-008)",
+                           by="ON-SRCH-008")
             return
         fetched = ok("fetch_passage", {"source_id": hit["reference_id"]})
         findings.check(fetched.get("source_id") == hit["reference_id"], "ON-E2E-001",
@@ -45,7 +47,7 @@ def test_the_seeds_tool_sequence_through_the_official_sdk_client(client, noteboo
         ids = [i if isinstance(i, str) else (i or {}).get("artifact_id") for s in sets
                for i in (find_list(profile, "list_artifact_sets.artifact_ids", s) or [])]
         if not ids:  # the seed's listing has no artifact id: only the profile's reading (ON-COLL-007) gives one
-            findings.block("ON-E2E-001", "list_artifact_sets names no artifact id", by="ON-COLL-007",
+            findings.block("ON-E2E-001", "list_artifact_sets names no artifact id (see ON-COLL-007)", by="ON-COLL-007",
                            case="retrieve_artifact")
         else:
             artifact = ok("retrieve_artifact", {"artifact_id": ids[0]})

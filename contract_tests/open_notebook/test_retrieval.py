@@ -51,7 +51,8 @@ def test_k_defaults_to_10_and_bounds_the_results(main):
                            f"{len(results)} results", case=case, request=request)
         if len(_count(bodies["k=50"])[0]) <= 10:
             findings.block("ON-SRCH-002", f"the broad query found {len(_count(bodies['k=50'])[0])} passages with "
-                           "k 50: too few to tell a default of 10 from a smaller one", by="ON-SRCH-008",
+                           "k 50: too few to tell a default of 10 from a smaller one (see ON-SRCH-008)",
+                           by="ON-SRCH-008",
                            case="default-is-10")
         else:
             findings.check(_ranked(bodies["default"]) == _ranked(bodies["k=10"]), "ON-SRCH-002",
@@ -101,7 +102,8 @@ def test_search_and_streams_stay_in_the_active_collection(main, notebooks):
             args = {"query": query, "k": 50}
             body = main.ok("semantic_search", args, "ON-SRCH-007")
             if not _count(body)[0]:  # nothing came back: nothing was checked
-                findings.block("ON-SRCH-007", "the query found nothing in the active collection", by="ON-SRCH-008",
+                findings.block("ON-SRCH-007", "the query found nothing in the active collection (see ON-SRCH-008)",
+                               by="ON-SRCH-008",
                                case=f"search:{query}", request=describe_call("semantic_search", args))
             found = hits(body, foreign, echoed=(query,))
             findings.check(not found, "ON-SRCH-007", f"another collection's content came back: {found}",
@@ -110,7 +112,8 @@ def test_search_and_streams_stay_in_the_active_collection(main, notebooks):
             chunks = pull(main, str(tool_output(begun, "ON-SRCH-007").get("stream_token")), "ON-SRCH-007") \
                 if called_ok(begun) else []
             if not any(c.get("chunk_type") != "stream_complete" for c in chunks if isinstance(c, dict)):
-                findings.block("ON-SRCH-007", "the stream gave no chunk to check", by="ON-STRM-004",
+                findings.block("ON-SRCH-007", "the stream gave no chunk to check (see ON-STRM-004)",
+                               by="ON-STRM-004",
                                case=f"stream:{query}", request=request)
             found = hits(chunks, foreign, echoed=(query,))
             findings.check(not found, "ON-SRCH-007", f"another collection's content came back in a stream: {found}",

@@ -68,7 +68,7 @@ def test_search_returns_no_full_text(main, notebooks, profile):
     with Findings() as findings:
         if not any(len(t) > limit for _q, _b, fetched in searched for _r, t in fetched):
             findings.block("ON-SRCH-005", f"no fetched passage is longer than {limit} characters: no full text to "
-                           "look for", by="ON-SRCH-008")
+                           "look for (see ON-SRCH-008)", by="ON-SRCH-008")
         for query, body, fetched in searched:
             long_texts = {f"passage of {len(t)} characters": t for _r, t in fetched if len(t) > limit}
             found = hits(body, long_texts, echoed=(query,))
@@ -249,8 +249,9 @@ def test_a_mutation_attempt_in_the_taxonomy_is_operation_forbidden(main, profile
             response, request = main.raw(tool, args)
             case = f"{tool}:{','.join(sorted(args))}"
             if not_a_failure(response) is not None:  # not refused at all: that is ON-REF-001's / ON-REF-002's finding
-                findings.block("ON-REF-003", "the attempt was not refused", by="ON-REF-001" if tool in WRITE_TOOLS
-                               else "ON-REF-002", case=case, request=request)
+                by = "ON-REF-001" if tool in WRITE_TOOLS else "ON-REF-002"
+                findings.block("ON-REF-003", f"the attempt was not refused (see {by})", by=by, case=case,
+                               request=request)
                 continue
             _channel, document = _error_document(response)
             if document is None or schema_errors(validator, document):

@@ -53,7 +53,7 @@ def test_every_chunk_explains_what_changed_why_and_its_progress(main, notebooks)
     _query, _begun, responses = _stream(main, notebooks, "ON-STRM-005")
     with Findings() as findings:
         if not any(isinstance(c, dict) and c.get("chunk_type") != "stream_complete" for c in responses):
-            findings.block("ON-STRM-005", "the stream gave no chunk to check", by="ON-STRM-004")
+            findings.block("ON-STRM-005", "the stream gave no chunk to check (see ON-STRM-004)", by="ON-STRM-004")
         for chunk in responses:
             if chunk.get("chunk_type") == "stream_complete":
                 continue

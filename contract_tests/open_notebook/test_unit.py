@@ -116,7 +116,8 @@ def test_every_result_carries_provenance_available(walk):
     places: dict[str, set[str]] = {}
     with Findings() as findings:
         if not walk.successes():
-            findings.block("ON-OBS-001", "no call of the tour succeeded", by="tour")
+            findings.block("ON-OBS-001", f"no call of the tour succeeded (see {walk.blocker or 'the tour'})",
+                           by=walk.blocker or "tour")
         for tool, args, response in walk.successes():
             found = {place for place, meta in result_meta(response).items() if meta.get("provenance_available") is True}
             if found:
@@ -197,7 +198,7 @@ def test_enter_collection_answers_its_collection_and_the_seeds_operations(main, 
     info = notebooks.collection("active")
     response, request = main.raw("enter_collection", {"collection_id": info.collection_id})
     if not called_ok(response) and main.enter_blocker(info.collection_id) == "ON-COLL-001":
-        raise blocked("ON-COLL-003", f"the fixture's collection {info.collection_id} is not listed",
+        raise blocked("ON-COLL-003", f"the fixture's collection {info.collection_id} is not listed (see ON-COLL-001)",
                       by="ON-COLL-001", request=request)
     body = main.ok("enter_collection", {"collection_id": info.collection_id}, "ON-COLL-003")
     with Findings() as findings:
@@ -236,14 +237,15 @@ def test_every_preview_snippet_has_at_most_100_characters(main, notebooks, profi
                                f"a {len(snippet)}-character snippet" if isinstance(snippet, str) else
                                f"preview_snippet is {short(snippet)}", request=request)
         if not seen:
-            findings.block("ON-SRCH-004", "no search of the fixture's passages returned a result", by="ON-SRCH-008")
+            findings.block("ON-SRCH-004", "no search of the fixture's passages returned a result (see ON-SRCH-008)",
+                           by="ON-SRCH-008")
 
 
 def _served_as(findings: Findings, served: list[tuple[Any, str]], req: str, key: str, want: object,
                case: str | None = None, *, by: str, what: str) -> None:
     """Every response seen carries exactly `want` at `key`; none seen: blocked (`by`)."""
     if not served:
-        findings.block(req, f"no {what} could be observed", by=by, case=case)
+        findings.block(req, f"no {what} could be observed (see {by})", by=by, case=case)
     for value, request in served:
         findings.check(type(value) is type(want) and value == want, req, f"{key} is {esc(value, 200)}", case=case,
                        request=request)

@@ -953,5 +953,43 @@ def on_variant_other_choices():
     tools.Tools.call = call
 
 
+@variant(profile=PROFILE)
+def on_variant_seed_sketch():
+    """Not a defect: the seed's own sketch where it leaves the form open.
+
+    - errors as plain results whose JSON is the envelope (the seed's Tool Execution returns
+      executeToolSafely's result so), not isError results; unknown tools at the protocol level;
+    - the passage checksum as `sha256:<HEX>` (the seed fixes the algorithm, not the encoding);
+    - semantic_search returns at most 40 results (k is a maximum, not a count);
+    - every undeclared argument, a mutation attempt included, is rejected by the schema as
+      ambiguous_request before any intent is read.
+    """
+    from mcp.shared.exceptions import MCPError
+
+    def to_result(outcome):
+        content = [server.types.TextContent(type="text", text=json.dumps(outcome.body, ensure_ascii=False))]
+        return server.types.CallToolResult(content=content, meta=dict(world.RESULT_METADATA))
+    server.to_result = to_result
+    original_call = tools.Tools.call
+
+    def call(self, sess, name, arguments):
+        if name not in world.TOOLS:
+            raise MCPError(-32602, f"Unknown tool: {name}")
+        return original_call(self, sess, name, arguments)
+    tools.Tools.call = call
+
+    def prefixed(body, sess, source_id):
+        body["integrity"]["checksum"] = "sha256:" + body["integrity"]["checksum"].upper()
+        return body
+    _wrap("_fetch_passage", prefixed)
+    original_hits = tools.Tools._hits
+
+    def hits(self, cid, query, k):
+        found, total = original_hits(self, cid, query, k)
+        return found[:40], total
+    tools.Tools._hits = hits
+    refusals.undeclared_arguments = lambda extra: errors.ambiguous("undeclared_argument")
+
+
 if __name__ == "__main__":
     sys.exit(run("launch_open_notebook.py", server.main))
