@@ -9,6 +9,7 @@ from contract_tests.checks import _error_document  # noqa: PLC2701 - the channel
 from contract_tests.checks import called_ok, schema_errors, short, structured_error, tool_output
 from contract_tests.harness.notebooks import CROSS_QUERIES, ROLES
 from contract_tests.open_notebook.common import COLLECTION_SCOPED, error_type, hits, profiles_mark
+from contract_tests.open_notebook.conftest import pull
 from contract_tests.verdicts import Findings, RequirementFailure, describe_call, esc, one_case
 
 pytestmark = [profiles_mark, pytest.mark.integration]
@@ -209,9 +210,23 @@ def test_entering_another_collection_replaces_the_context(main, notebooks):
     main.enter("active", "ON-DOM-005")
     source = main.find("active", notebooks.collection("active").passage("probe"), "ON-DOM-005").source_id
     artifacts = list(main.artifact_map("active", "ON-DOM-005"))
-    main.enter("other", "ON-DOM-005")
     first = notebooks.tokens("active")
+    query = CROSS_QUERIES[0]  # matches the first collection's canary passage
+    baseline, kept = (str(main.ok("begin_result_stream", {"query": query}, "ON-DOM-005").get("stream_token"))
+                      for _ in range(2))
+    shown = hits(pull(main, baseline, "ON-DOM-005"), first, echoed=(query,))
+    main.enter("other", "ON-DOM-005")
     with Findings() as findings:
+        # A stream begun in the first collection, pulled after entering the second: an error,
+        # or chunks with nothing of the first collection (which the same stream, pulled before,
+        # showed: else nothing can be told, blocked).
+        if not shown:
+            findings.block("ON-DOM-005", "the stream shows none of the first collection's canaries even before "
+                           "another collection is entered (see ON-SRCH-007)", by="ON-SRCH-007", case="stream")
+        found = hits(pull(main, kept, "ON-DOM-005"), first, echoed=(query,))
+        findings.check(not found, "ON-DOM-005", f"a stream begun before entering {ROLES['other']} still served the "
+                       f"first collection's content: {found}", case="stream",
+                       request=describe_call("next_stream_chunk", {"stream_token": kept}))
         body = main.ok("list_artifact_sets", {}, "ON-DOM-005")
         findings.check(body.get("collection_id") == ROLES["other"], "ON-DOM-005",
                        f"list_artifact_sets names {short(body.get('collection_id'))} after entering {ROLES['other']}")

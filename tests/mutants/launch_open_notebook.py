@@ -774,6 +774,73 @@ def on_passage_timestamp_dropped():
     _wrap("_fetch_passage", answer)
 
 
+# -- identifiers, boundaries, argument errors -------------------------------------------------------------
+@mutant("ON-PASS-009", profile=PROFILE)
+def on_fetch_ignores_id():
+    """fetch_passage answers the active collection's first passage for every known id (echoing the id)."""
+    original = tools.Tools._fetch_passage
+
+    def fetch(self, sess, source_id):
+        self.library.source(sess.active, source_id)  # unknown and foreign ids still fail
+        first = next(sid for sid, (cid, _p) in self.library.sources.items() if cid == sess.active)
+        return original(self, sess, first) | {"source_id": source_id}
+    tools.Tools._fetch_passage = fetch
+
+
+@mutant("ON-ART-010", profile=PROFILE)
+def on_retrieve_ignores_id():
+    """retrieve_artifact answers the active collection's first artifact for every known id (echoing the id)."""
+    original = tools.Tools._retrieve_artifact
+
+    def retrieve(self, sess, artifact_id):
+        self.library.artifact(sess.active, artifact_id)
+        first = next(library.artifact_id(sess.active, a) for s in
+                     self.library.collections[sess.active].artifact_sets.values() for a in s.artifacts.values())
+        return original(self, sess, first) | {"artifact_id": artifact_id}
+    tools.Tools._retrieve_artifact = retrieve
+
+
+@mutant("ON-PROV-004", profile=PROFILE)
+def on_foreign_source_explained():
+    """explain_provenance explains a source of any collection, not only the active one's."""
+    original = tools.Tools._explain_provenance
+
+    def explain(self, sess, id, id_type):  # noqa: A002 - the seed's argument name
+        found = self.library.sources.get(id) if id_type == "source" else None
+        if found is None or found[0] == sess.active:
+            return original(self, sess, id, id_type)
+        active = sess.active
+        sess.active = found[0]
+        try:
+            return original(self, sess, id, id_type)
+        finally:
+            sess.active = active
+    tools.Tools._explain_provenance = explain
+
+
+@mutant("ON-ERR-002", profile=PROFILE)
+def on_plain_text_validation():
+    """A missing or mistyped argument is answered with an SDK-style plain-text validation message."""
+    original = server.to_result
+
+    def to_result(outcome):
+        context = (outcome.body.get("error") or {}).get("context") or {} if outcome.is_error else {}
+        if context.get("reason") in ("missing_argument", "invalid_argument"):
+            text = f"1 validation error for call\n{context.get('argument')}\n  Field required [type=missing]"
+            return server.types.CallToolResult(content=[server.types.TextContent(type="text", text=text)],
+                                               is_error=True)
+        return original(outcome)
+    server.to_result = to_result
+
+
+@mutant("ON-DOM-005", profile=PROFILE)
+def on_stream_survives_enter():
+    """A stream begun in one collection keeps serving it after another collection is entered."""
+    def enter(self, collection_id):
+        self.active = collection_id
+    session.Session.enter = enter
+
+
 # -- a server of fixed mock records (as a public Open Notebook MCP server is) ------------------------------
 _MOCK_REF, _MOCK_ART, _MOCK_TOKEN = "mock-ref-1", "mock-artifact-1", "mock-stream-00000000000000000000000000000"
 _MOCK_POINTER = {"notebook_id": "mock-notebook", "page": 1, "timestamp": 1700000000}
