@@ -71,6 +71,7 @@ def test_list_collections_lists_every_collection_with_its_metadata(main, noteboo
             if entry is None:
                 continue
             expected = {"title": meta["title"], "date_range": meta["date_range"], "domain_tags": meta["domain_tags"],
+                        "last_modified": meta["last_modified"],
                         "notebook_count": len(info.notebook_ids), "artifact_count": len(info.artifacts)}
             for key, value in expected.items():
                 findings.check(entry.get(key) == value, "ON-COLL-001", f"{key} is {short(entry.get(key))}, not "

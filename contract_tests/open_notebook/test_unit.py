@@ -154,7 +154,10 @@ WORLD = {("world", "name"): "Open Notebook", ("world", "type"): "read-only knowl
          ("boundaries", "reasoning"): "forbidden", ("boundaries", "learning"): "forbidden",
          ("boundaries", "decisions"): "forbidden", ("citation_requirements", "passages_must_quote"): True,
          ("citation_requirements", "artifacts_must_disclaim"): True,
-         ("citation_requirements", "synthesis_must_label"): True}
+         ("citation_requirements", "synthesis_must_label"): True,
+         ("world", "persistence"): "external only (artifacts, vectors)",
+         ("boundaries", "scope"): "previously authored notebooks and derived artifacts only"}
+PURPOSE = ["preserve human-authored cognition", "enable safe inspection and retrieval", "prevent ungoverned synthesis"]
 
 
 @pytest.mark.req("ON-WORLD-002")
@@ -166,6 +169,8 @@ def test_describe_world_states_the_world_and_its_prohibitions(main):
             findings.check(got == value, "ON-WORLD-002", f"{group}.{key} is {short(got)}, not {value!r}",
                            case=f"{group}.{key}")
         findings.check(body.get("provenance_available") is True, "ON-WORLD-002", "provenance_available is not true")
+        findings.check(body.get("purpose") == PURPOSE, "ON-WORLD-002", f"purpose is {short(body.get('purpose'))}",
+                       case="purpose")
 
 
 SCOPE = {"world_type": "read-only knowledge jurisdiction", "authority_level": "none", "reasoning": "forbidden",

@@ -841,6 +841,60 @@ def on_stream_survives_enter():
     session.Session.enter = enter
 
 
+# -- the seed's literals and stream bookkeeping -----------------------------------------------------------
+@mutant("ON-WORLD-002", profile=PROFILE)
+def on_world_persistence_claimed():
+    """describe_world says the world persists session memory."""
+    original = world.describe_world
+
+    def describe():
+        body = original()
+        body["world"]["persistence"] = "session memory and external artifacts"
+        return body
+    world.describe_world = describe
+
+
+@mutant("ON-TEXT-002", profile=PROFILE)
+def on_no_collection_reworded():
+    """no_collection_context says its own words, not the seed's."""
+    errors.no_collection_context = lambda: errors.ToolError(
+        "no_collection_context", "Please select a collection.", recovery="Use enter_collection")
+
+
+@mutant("ON-SRCH-009", profile=PROFILE)
+def on_search_names_the_first_collection():
+    """semantic_search names the library's first collection, whichever is active."""
+    def name_first(body, sess, query, k=None):
+        body["collection_id"] = sorted(_LIBRARY["library"].collections)[0]
+        return body
+    _keep_library()
+    _wrap("_semantic_search", name_first)
+
+
+@mutant("ON-STRM-011", profile=PROFILE)
+def on_stream_order_random():
+    """Each stream orders its references at random."""
+    original = streams.plan
+
+    def plan(items, chunk_size, context_chars):
+        items = {step: random.sample(listed, len(listed)) for step, listed in items.items()}
+        return original(items, chunk_size, context_chars)
+    streams.plan = plan
+
+
+@mutant("ON-STRM-012", profile=PROFILE)
+def on_total_chunks_counts_the_completion():
+    """summary.total_chunks counts the completion response too."""
+    original = streams.next_response
+
+    def next_response(stream):
+        body, closed = original(stream)
+        if "summary" in body:
+            body["summary"]["total_chunks"] += 1
+        return body, closed
+    streams.next_response = next_response
+
+
 # -- a server of fixed mock records (as a public Open Notebook MCP server is) ------------------------------
 _MOCK_REF, _MOCK_ART, _MOCK_TOKEN = "mock-ref-1", "mock-artifact-1", "mock-stream-00000000000000000000000000000"
 _MOCK_POINTER = {"notebook_id": "mock-notebook", "page": 1, "timestamp": 1700000000}
