@@ -109,8 +109,9 @@ def test_an_artifacts_provenance_is_its_stored_chain(main):
             findings.check(steps == stored, "ON-PROV-001", f"transformation_steps {short(steps, 200)} are not the "
                            "stored chain", case=wire, request=request)
             tools = provenance.get("tools_involved")
-            findings.check(isinstance(tools, list) and set(tools) == {s["tool"] for s in stored}, "ON-PROV-001",
-                           f"tools_involved is {short(tools)}", case=wire, request=request)
+            # Every step's tool is named; naming more (an export tool, the server itself) is not wrong.
+            findings.check(isinstance(tools, list) and set(tools) >= {s["tool"] for s in stored}, "ON-PROV-001",
+                           f"tools_involved {short(tools)} lacks a tool of the chain", case=wire, request=request)
 
 
 @pytest.mark.req("ON-PROV-002")
