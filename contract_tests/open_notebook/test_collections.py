@@ -32,10 +32,12 @@ def test_every_response_matches_the_seeds_structure(walk, profile):
                                    case=tool, request=describe_call(tool, args))
 
 
-@pytest.mark.req("ON-ERR-001")
+@pytest.mark.req("ON-ERR-001", "ON-ERR-003")
 def test_every_failure_is_the_taxonomys_envelope_on_one_channel(main, notebooks):
     """Failures of every kind the taxonomy names for a domain error: an unknown collection,
-    source and artifact, a forged stream token, a source of another collection."""
+    source and artifact, a forged stream token, a source of another collection. Each is the
+    envelope (the seed's ON-ERR-001); all on one channel is the profile's ON-ERR-003, checked
+    beside it, never instead of it."""
     main.enter("other", "ON-ERR-001")
     try:
         foreign = [main.find("other", notebooks.collection("other").passage("probe"), "ON-ERR-001").source_id]
@@ -56,7 +58,7 @@ def test_every_failure_is_the_taxonomys_envelope_on_one_channel(main, notebooks)
                 structured_error(response, main.profile, "ON-ERR-001", f"{tool} failure", request=request, case=tool)
                 channel = _error_document(response)[0]
                 channels[channel] = channels.get(channel, 0) + 1
-        findings.check(len(channels) <= 1, "ON-ERR-001", f"failures came on several channels: {channels}")
+        findings.check(len(channels) <= 1, "ON-ERR-003", f"failures came on several channels: {channels}")
 
 
 @pytest.mark.req("ON-COLL-001")

@@ -841,6 +841,19 @@ def on_stream_survives_enter():
     session.Session.enter = enter
 
 
+@mutant("ON-ERR-003", profile=PROFILE)
+def on_stream_errors_as_jsonrpc():
+    """Stream token errors come as JSON-RPC errors, every other failure as an isError result."""
+    from mcp.shared.exceptions import MCPError
+    original = server.to_result
+
+    def to_result(outcome):
+        if outcome.error_type in ("stream_token_invalid", "stream_token_expired"):
+            raise MCPError(-32010, outcome.body["error"]["message"], outcome.body)
+        return original(outcome)
+    server.to_result = to_result
+
+
 # -- the seed's literals and stream bookkeeping -----------------------------------------------------------
 @mutant("ON-WORLD-002", profile=PROFILE)
 def on_world_persistence_claimed():
