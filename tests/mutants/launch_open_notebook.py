@@ -1125,5 +1125,21 @@ def on_variant_seed_sketch():
     refusals.undeclared_arguments = lambda extra: errors.ambiguous("undeclared_argument")
 
 
+@variant(profile=PROFILE)
+def on_variant_vector_cache():
+    """Not a defect: keeps a vector cache in HOME (the seed's `persistence: "external only
+    (artifacts, vectors)"`), written on the first search after start-up. Passes the default run;
+    that nothing at all is written is the profile's advisory ON-RO-002, so --strict reports it."""
+    original = tools.Tools._semantic_search
+
+    def search(self, sess, query, k=None):
+        cache = Path(os.environ.get("HOME", ".")) / ".cache" / "rc-open-notebook" / "vectors.bin"
+        if not cache.exists():
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            cache.write_bytes(b"\0" * 64)  # a stand-in for persisted embeddings: never notebook text
+        return original(self, sess, query, k)
+    tools.Tools._semantic_search = search
+
+
 if __name__ == "__main__":
     sys.exit(run("launch_open_notebook.py", server.main))
