@@ -42,8 +42,11 @@ def test_no_input_schema_requires_more_than_the_seed_or_mistypes_an_optional_pro
     """Required properties and the allowed property names are checked by the shared surface
     concern from the spec; here: nothing more is required, k is a number, id_type's enum."""
     required = {s["tool"]: set(s.get("requires", {})) for s in profile.concerns["surface"]["inputs"]}
+    listed = _listed(server)
     with Findings() as findings:
-        for tool in _listed(server):
+        if not any(t.get("name") in required for t in listed):
+            findings.block("ON-TOOL-002", "none of the seed's tools is listed (see ON-TOOL-001)", by="ON-TOOL-001")
+        for tool in listed:
             name, schema = tool.get("name"), tool.get("inputSchema") or {}
             if name not in required:
                 continue
@@ -84,6 +87,8 @@ def test_every_tool_declares_itself_read_only_and_reversible(server, client, pro
     declared = choice("tool_metadata")
     readings = {t.get("name"): _metadata_readings(t) for t in _listed(server) if t.get("name") in profile.required_tools}
     with Findings() as findings:
+        if not readings:
+            findings.block("ON-TOOL-003", "none of the seed's tools is listed (see ON-TOOL-001)", by="ON-TOOL-001")
         for name, found in readings.items():
             if declared:
                 findings.check(declared in found, "ON-TOOL-003", f"{name} does not declare read-only and reversible "
