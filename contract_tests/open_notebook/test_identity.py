@@ -12,7 +12,7 @@ from contract_tests.checks import called_ok, short, tool_output
 from contract_tests.open_notebook.common import profiles_mark
 from contract_tests.verdicts import Findings, describe_call
 
-pytestmark = [profiles_mark, pytest.mark.integration]
+pytestmark = [profiles_mark]
 KINDS = ("probe", "fence", "unicode", "list")  # fixture passages on different notebooks or pages
 
 
@@ -24,6 +24,7 @@ def _top_result(main, passage, req: str) -> dict[str, Any] | None:
                  and (r.get("source_pointer") or {}).get("notebook_id") == passage.notebook_id), None)
 
 
+@pytest.mark.integration
 @pytest.mark.req("ON-PASS-009")
 def test_each_source_id_answers_its_own_passage(main, notebooks):
     main.enter("active", "ON-PASS-009")
@@ -59,6 +60,7 @@ def test_each_source_id_answers_its_own_passage(main, notebooks):
                        f"{len(texts)} different ids gave {len(set(texts.values()))} different passages")
 
 
+@pytest.mark.integration
 @pytest.mark.req("ON-ART-010")
 def test_each_artifact_id_answers_its_own_artifact(main):
     main.enter("active", "ON-ART-010")
@@ -80,6 +82,7 @@ def test_each_artifact_id_answers_its_own_artifact(main):
                        f"{len(contents)} different ids gave {len(set(contents.values()))} different contents")
 
 
+@pytest.mark.security
 @pytest.mark.req("ON-PROV-004")
 def test_another_collections_source_is_not_explained(main, notebooks):
     main.enter("other", "ON-PROV-004")
