@@ -5,6 +5,7 @@ identifiers: the seed leaves their form to the implementation."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -16,7 +17,7 @@ from contract_tests.harness.canaries import strings
 from contract_tests.harness.notebook_generator import ArtifactInfo, PassageInfo
 from contract_tests.harness.notebooks import ROLES, NotebooksFixture
 from contract_tests.names import find_list
-from contract_tests.verdicts import Finding, RequirementFailure, describe_call
+from contract_tests.verdicts import Finding, RequirementFailure, blocked, describe_call
 
 PROFILE = "open-notebook"
 profiles_mark = pytest.mark.profiles(PROFILE)
@@ -54,13 +55,28 @@ def choice(name: str) -> Any:
     return contracts.DECLARATION.get("choices", {}).get(name)
 
 
-def blocked(req: str, why: str, request: str | None = None) -> RequirementFailure:
-    """The check could not run because something it needs failed (reported under its own id)."""
-    return RequirementFailure([Finding(req, f"not checked: {why}", None, request, "blocked")])
-
-
 def error_type(document: Any) -> Any:
     return (document.get("error") or {}).get("type") if isinstance(document, dict) else None
+
+
+def as_failure(response: dict[str, Any]) -> dict[str, Any]:
+    """The seed's own sketch (Tool Execution) returns whatever executeToolSafely gives, an error
+    object included, as a plain result: a successful result whose JSON is exactly the taxonomy's
+    envelope is read as a failure on the tool_result channel (isError set), so every check sees
+    one failure whichever of the three the server uses."""
+    result = response.get("result") if "jsonrpc" in response else None
+    if not isinstance(result, dict) or result.get("isError"):
+        return response
+    document = result.get("structuredContent")
+    if document is None:
+        blocks = [b.get("text", "") for b in result.get("content") or [] if isinstance(b, dict) and b.get("type") == "text"]
+        try:
+            document = json.loads(blocks[0]) if len(blocks) == 1 else None
+        except ValueError:
+            document = None
+    envelope = isinstance(document, dict) and set(document) == {"error"} and isinstance(document["error"], dict) \
+        and isinstance(document["error"].get("type"), str)
+    return {**response, "result": {**result, "isError": True}} if envelope else response
 
 
 def result_meta(response: dict[str, Any]) -> dict[str, Any]:
@@ -87,7 +103,7 @@ class Session:
     artifacts: dict[str, dict[str, ArtifactInfo]] = field(default_factory=dict)  # role -> wire id -> artifact
 
     def raw(self, tool: str, arguments: Any, timeout: float = 60) -> tuple[dict[str, Any], str]:
-        return self.conn.call_tool(tool, arguments, timeout=timeout), describe_call(tool, arguments)
+        return as_failure(self.conn.call_tool(tool, arguments, timeout=timeout)), describe_call(tool, arguments)
 
     def ok(self, tool: str, arguments: dict[str, Any], req: str) -> dict[str, Any]:
         """Assert a successful result and return its JSON object."""
@@ -105,11 +121,22 @@ class Session:
         return structured_error(response, self.profile, req, what, request=request)
 
     def enter(self, role: str, req: str) -> dict[str, Any]:
+        """Enter `role`'s collection; if it cannot be entered, `req` is blocked by the check that
+        failed: ON-COLL-001 when the collection is not even listed (e.g. a server that ignores
+        {notebooks}), ON-COLL-003 when it is listed but cannot be entered."""
         cid = ROLES[role]
         response, request = self.raw("enter_collection", {"collection_id": cid})
         if not called_ok(response):
-            raise blocked(req, f"enter_collection {cid} failed: {short(response, 200)}", request)
+            by = self.enter_blocker(cid)
+            raise blocked(req, f"enter_collection {cid} failed (see {by}): {short(response, 200)}", by=by,
+                          request=request)
         return tool_output(response, req)
+
+    def enter_blocker(self, cid: str) -> str:
+        listed, _ = self.raw("list_collections", {})
+        body = tool_output(listed, "ON-COLL-001") if called_ok(listed) else {}
+        ids = [c.get("collection_id") for c in (body or {}).get("collections") or [] if isinstance(c, dict)]
+        return "ON-COLL-003" if cid in ids else "ON-COLL-001"
 
     # -- finding the fixture's passages and artifacts -------------------------------------------
     def find(self, role: str, passage: PassageInfo, req: str) -> Found:
@@ -122,7 +149,7 @@ class Session:
         args = {"query": passage.exact_text, "k": 50}
         response, request = self.raw("semantic_search", args)
         if not called_ok(response):
-            raise blocked(req, f"semantic_search failed: {short(response, 200)}", request)
+            raise blocked(req, f"semantic_search failed: {short(response, 200)}", by="ON-SRCH-008", request=request)
         results = (tool_output(response, req) or {}).get("results") or []
         best: tuple[int, Found] | None = None
         for result in results:
@@ -142,14 +169,19 @@ class Session:
                 best = (rank, Found(result["reference_id"], pointer, body))
         if best is None:
             raise blocked(req, f"semantic_search for the fixture's {passage.kind} passage found no result on its "
-                               "notebook and page whose text matches (see ON-SRCH-008)", request)
+                               "notebook and page whose text matches (see ON-SRCH-008)", by="ON-SRCH-008", request=request)
         self.found[key] = best[1]
         return best[1]
 
     def fetched(self, query: str, req: str, k: int = 10) -> list[tuple[dict[str, Any], dict[str, Any], str]]:
         """Search, then fetch every result: (search result, fetch_passage body, request) of
         each fetch that succeeded."""
-        body = self.ok("semantic_search", {"query": query, "k": k}, req)
+        args = {"query": query, "k": k}
+        response, request = self.raw("semantic_search", args)
+        if not called_ok(response):
+            raise blocked(req, f"semantic_search failed: {short(response, 200)}", by="ON-SRCH-008", request=request)
+        body = tool_output(response, req)
+        body = body if isinstance(body, dict) else {}
         out = []
         for result in body.get("results") or []:
             if not isinstance(result, dict) or not isinstance(result.get("reference_id"), str):
@@ -157,6 +189,15 @@ class Session:
             response, request = self.raw("fetch_passage", {"source_id": result["reference_id"]})
             if called_ok(response):
                 out.append((result, tool_output(response, req), request))
+        return out
+
+    def fetched_all(self, queries: list[str], req: str, k: int = 5) -> list[tuple[dict[str, Any], dict[str, Any], str]]:
+        """fetched() of every query; blocked (by ON-SRCH-008) when no search result could be fetched:
+        a check of fetched passages that saw none has checked nothing."""
+        out = [f for query in queries for f in self.fetched(query, req, k=k)]
+        if not out:
+            raise blocked(req, "no search result of the fixture's passages could be fetched (see ON-SRCH-008)",
+                          by="ON-SRCH-008")
         return out
 
     def artifact_ids(self, req: str) -> dict[str, list[str]]:
@@ -200,7 +241,8 @@ class Session:
                     mapping[wire] = match
                     remaining.remove(match)
         if not mapping:
-            raise blocked(req, "list_artifact_sets names no artifact id the suite can use (see ON-COLL-007)")
+            raise blocked(req, "list_artifact_sets names no artifact id the suite can use (see ON-COLL-007)",
+                          by="ON-COLL-007")
         self.artifacts[role] = mapping
         return mapping
 
@@ -233,5 +275,5 @@ def hits(body: Any, needles: dict[str, str], echoed: tuple[str, ...] = ()) -> li
     return sorted(label for label, needle in needles.items() if any(needle in text for text in found))
 
 
-__all__ = ["AVAILABLE_OPERATIONS", "COLLECTION_SCOPED", "Found", "Session", "blocked", "choice", "content_tokens",
+__all__ = ["AVAILABLE_OPERATIONS", "COLLECTION_SCOPED", "Found", "Session", "as_failure", "choice", "content_tokens",
            "error_type", "hits", "profiles_mark", "result_meta", "PROFILE", "ROLES", "STEP_ORDER"]

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from contract_tests.checks import called_ok, tool_output
-from contract_tests.open_notebook.common import Session
+from contract_tests.open_notebook.common import Session, as_failure
 from contract_tests.verdicts import RequirementFailure
 
 MAX_CHUNKS = 200
@@ -66,6 +66,7 @@ def pull(session: Session, token: str, req: str) -> list[dict[str, Any]]:
 class Walk:
     """Every call of a tour through the eleven tools on the active collection, with its raw response."""
     calls: list[tuple[str, dict[str, Any], dict[str, Any]]] = field(default_factory=list)
+    blocker: str | None = None  # why the tour could not enter the active collection (a requirement id)
 
     def successes(self, tool: str | None = None) -> list[tuple[str, dict[str, Any], dict[str, Any]]]:
         return [(t, a, r) for t, a, r in self.calls if (tool is None or t == tool) and called_ok(r)]
@@ -78,7 +79,7 @@ class _Recording:
         self.conn, self.walk = conn, walk
 
     def call_tool(self, name, arguments, timeout=60):
-        response = self.conn.call_tool(name, arguments, timeout=timeout)
+        response = as_failure(self.conn.call_tool(name, arguments, timeout=timeout))
         self.walk.calls.append((name, arguments, response))
         return response
 
@@ -93,7 +94,10 @@ def walk(server, client, profile, notebooks) -> Walk:
     session = Session(_Recording(server, record), profile, notebooks)
     for tool in ("describe_world", "list_constraints", "list_collections"):
         session.raw(tool, {})
-    session.raw("enter_collection", {"collection_id": notebooks.collection("active").collection_id})
+    try:
+        session.enter("active", "ON-SHAPE-001")
+    except RequirementFailure as failure:
+        record.blocker = failure.findings[0].by
     steps = [lambda: session.artifact_map("active", "ON-SHAPE-001")]
     for passage in notebooks.collection("active").passages:
         steps.append(lambda p=passage: session.find("active", p, "ON-SHAPE-001"))

@@ -7,7 +7,7 @@ import pytest
 
 from contract_tests.checks import short
 from contract_tests.open_notebook.common import error_type, profiles_mark
-from contract_tests.verdicts import Findings, describe_call
+from contract_tests.verdicts import Findings, RequirementFailure, describe_call
 
 pytestmark = [profiles_mark, pytest.mark.integration]
 
@@ -109,8 +109,9 @@ def test_an_artifacts_provenance_is_its_stored_chain(main):
             findings.check(steps == stored, "ON-PROV-001", f"transformation_steps {short(steps, 200)} are not the "
                            "stored chain", case=wire, request=request)
             tools = provenance.get("tools_involved")
-            findings.check(isinstance(tools, list) and set(tools) == {s["tool"] for s in stored}, "ON-PROV-001",
-                           f"tools_involved is {short(tools)}", case=wire, request=request)
+            # Every step's tool is named; naming more (an export tool, the server itself) is not wrong.
+            findings.check(isinstance(tools, list) and set(tools) >= {s["tool"] for s in stored}, "ON-PROV-001",
+                           f"tools_involved {short(tools)} lacks a tool of the chain", case=wire, request=request)
 
 
 @pytest.mark.req("ON-PROV-002")
@@ -119,7 +120,12 @@ def test_a_sources_provenance_names_its_notebook(main, notebooks):
     with Findings() as findings:
         for kind in ("probe", "canary", "fence"):
             passage = notebooks.collection("active").passage(kind)
-            found = main.find("active", passage, "ON-PROV-002")
+            try:
+                found = main.find("active", passage, "ON-PROV-002")
+            except RequirementFailure as failure:
+                why = failure.findings[0]
+                findings.block("ON-PROV-002", why.message, by=why.by, case=kind, request=why.request)
+                continue
             args = {"id": found.source_id, "id_type": "source"}
             body = main.ok("explain_provenance", args, "ON-PROV-002")
             request = describe_call("explain_provenance", args)

@@ -6,10 +6,11 @@ from __future__ import annotations
 import pytest
 
 from contract_tests.checks import _error_document  # noqa: PLC2701 - the channel detection is the suite's own
-from contract_tests.checks import called_ok, schema_errors, short, structured_error, tool_output
+from contract_tests.checks import called_ok, not_a_failure, schema_errors, short, structured_error, tool_output
 from contract_tests.harness.notebooks import CROSS_QUERIES, ROLES
 from contract_tests.open_notebook.common import COLLECTION_SCOPED, error_type, hits, profiles_mark
-from contract_tests.verdicts import Finding, Findings, RequirementFailure, describe_call, esc, one_case
+from contract_tests.open_notebook.conftest import pull
+from contract_tests.verdicts import Findings, RequirementFailure, describe_call, esc, one_case
 
 pytestmark = [profiles_mark, pytest.mark.integration]
 
@@ -20,8 +21,8 @@ def test_every_response_matches_the_seeds_structure(walk, profile):
         for tool in profile.required_tools:
             done = walk.successes(tool)
             if not done:
-                findings.items.append(Finding("ON-SHAPE-001", f"not checked: no {tool} call succeeded in the tour",
-                                              tool, None, "blocked"))
+                findings.block("ON-SHAPE-001", f"no {tool} call succeeded in the tour (see {walk.blocker or 'the tour'})",
+                               by=walk.blocker or "tour", case=tool)
                 continue
             validator = profile.output_validator(tool)
             for _t, args, response in done:
@@ -31,31 +32,46 @@ def test_every_response_matches_the_seeds_structure(walk, profile):
                                    case=tool, request=describe_call(tool, args))
 
 
-@pytest.mark.req("ON-ERR-001")
-def test_every_failure_is_the_taxonomys_envelope_on_one_channel(main, notebooks):
-    """Failures of every kind the taxonomy names for a domain error: an unknown collection,
-    source and artifact, a forged stream token, a source of another collection."""
-    main.enter("other", "ON-ERR-001")
+def _domain_failures(main, notebooks, req: str) -> list[tuple[str, dict, str]]:
+    """Provoke a failure of every kind the taxonomy names for a domain error: an unknown
+    collection, source and artifact, a forged stream token, a source of another collection.
+    (tool, response, request) of each."""
+    main.enter("other", req)
     try:
-        foreign = [main.find("other", notebooks.collection("other").passage("probe"), "ON-ERR-001").source_id]
+        foreign = [main.find("other", notebooks.collection("other").passage("probe"), req).source_id]
     except RequirementFailure:
         foreign = []  # no source of the other collection to send (ON-SRCH-008 reports why)
-    main.enter("active", "ON-ERR-001")
+    main.enter("active", req)
     calls = [("enter_collection", {"collection_id": "rc-no-such-collection"}),
              ("fetch_passage", {"source_id": "rc-no-such-source"}),
              ("retrieve_artifact", {"artifact_id": "rc-no-such-artifact"}),
              ("next_stream_chunk", {"stream_token": "rc-forged-token-00000000000000000000"}),
              ("explain_provenance", {"id": "rc-no-such-source", "id_type": "source"})]
     calls += [("fetch_passage", {"source_id": ident}) for ident in foreign]
-    channels: dict[str, int] = {}
+    return [(tool, *main.raw(tool, args)) for tool, args in calls]
+
+
+@pytest.mark.req("ON-ERR-001")
+def test_every_failure_is_the_taxonomys_envelope(main, notebooks):
     with Findings() as findings:
-        for tool, args in calls:
-            response, request = main.raw(tool, args)
+        for tool, response, request in _domain_failures(main, notebooks, "ON-ERR-001"):
             with one_case(findings, "ON-ERR-001", tool, request):
                 structured_error(response, main.profile, "ON-ERR-001", f"{tool} failure", request=request, case=tool)
-                channel = _error_document(response)[0]
-                channels[channel] = channels.get(channel, 0) + 1
-        findings.check(len(channels) <= 1, "ON-ERR-001", f"failures came on several channels: {channels}")
+
+
+@pytest.mark.req("ON-ERR-003")
+def test_every_failure_comes_on_one_channel(main, notebooks):
+    """A test of its own: the profile's reading never stops the seed's ON-ERR-001."""
+    channels: dict[str, int] = {}
+    for _tool, response, _request in _domain_failures(main, notebooks, "ON-ERR-003"):
+        if not_a_failure(response) is None and _error_document(response)[1] is not None:
+            channel = _error_document(response)[0]
+            channels[channel] = channels.get(channel, 0) + 1
+    with Findings() as findings:
+        if sum(channels.values()) < 2:
+            findings.block("ON-ERR-003", "fewer than two failures carried an error document (see ON-ERR-001)",
+                           by="ON-ERR-001")
+        findings.check(len(channels) <= 1, "ON-ERR-003", f"failures came on several channels: {channels}")
 
 
 @pytest.mark.req("ON-COLL-001")
@@ -70,6 +86,7 @@ def test_list_collections_lists_every_collection_with_its_metadata(main, noteboo
             if entry is None:
                 continue
             expected = {"title": meta["title"], "date_range": meta["date_range"], "domain_tags": meta["domain_tags"],
+                        "last_modified": meta["last_modified"],
                         "notebook_count": len(info.notebook_ids), "artifact_count": len(info.artifacts)}
             for key, value in expected.items():
                 findings.check(entry.get(key) == value, "ON-COLL-001", f"{key} is {short(entry.get(key))}, not "
@@ -126,19 +143,37 @@ def test_each_artifact_set_names_its_artifacts_ids(main, notebooks):
                                request=request)
 
 
-@pytest.mark.req("ON-DOM-001", "ON-DOM-002")
-def test_a_new_session_has_no_collection(main, new_session, notebooks):
-    """Identifiers that exist (taken from the worker's session in the active collection) are
-    sent from a new session: every collection-scoped tool must refuse them."""
-    main.enter("active", "ON-DOM-001")
-    source, artifact = "rc-no-such-source", "rc-no-such-artifact"
-    try:  # real identifiers where the server gives them (their lookup is checked elsewhere)
-        source = main.find("active", notebooks.collection("active").passage("probe"), "ON-DOM-001").source_id
-        artifact = next(iter(main.artifact_map("active", "ON-DOM-001")))
+def _existing_ids(main, notebooks, req: str, need: bool = False) -> tuple[str | None, str | None]:
+    """A source and an artifact id of the active collection, taken from the worker's session
+    (None where the server gives none: their lookup is checked elsewhere). `need`: a collection
+    that cannot be entered blocks `req`."""
+    source = artifact = None
+    try:
+        main.enter("active", req)
+    except RequirementFailure:
+        if need:
+            raise
+        return source, artifact
+    try:
+        source = main.find("active", notebooks.collection("active").passage("probe"), req).source_id
     except RequirementFailure:
         pass
-    arguments = {"list_artifact_sets": {}, "semantic_search": {"query": "kelp"}, "fetch_passage": {"source_id": source},
-                 "retrieve_artifact": {"artifact_id": artifact}, "begin_result_stream": {"query": "kelp"}}
+    try:
+        artifact = next(iter(main.artifact_map("active", req)))
+    except RequirementFailure:
+        pass
+    return source, artifact
+
+
+@pytest.mark.req("ON-DOM-001")
+def test_a_new_session_has_no_collection(main, new_session, notebooks):
+    """Identifiers that exist (or, where the server gives none, unknown ones) are sent from a new
+    session: every collection-scoped tool must refuse them with no_collection_context."""
+    source, artifact = _existing_ids(main, notebooks, "ON-DOM-001")
+    arguments = {"list_artifact_sets": {}, "semantic_search": {"query": "kelp"},
+                 "fetch_passage": {"source_id": source or "rc-no-such-source"},
+                 "retrieve_artifact": {"artifact_id": artifact or "rc-no-such-artifact"},
+                 "begin_result_stream": {"query": "kelp"}}
     fresh = new_session()
     with Findings() as findings:
         for tool in COLLECTION_SCOPED:
@@ -151,7 +186,19 @@ def test_a_new_session_has_no_collection(main, new_session, notebooks):
                                f"the error type is {short(error.get('type'))}", case=tool, request=request)
                 findings.check(isinstance(error.get("recovery"), str) and error["recovery"].strip(), "ON-DOM-001",
                                "no recovery guidance", case=tool, request=request)
-        for kind, ident in (("source", source), ("artifact", artifact)):
+
+
+@pytest.mark.req("ON-DOM-002")
+def test_explain_provenance_reveals_nothing_without_a_collection(main, new_session, notebooks):
+    """A test of its own: an advisory that fails never stops the seed's ON-DOM-001."""
+    source, artifact = _existing_ids(main, notebooks, "ON-DOM-002", need=True)
+    fresh = new_session()
+    with Findings() as findings:
+        for kind, ident, by in (("source", source, "ON-SRCH-008"), ("artifact", artifact, "ON-COLL-007")):
+            if ident is None:
+                findings.block("ON-DOM-002", f"no {kind} id of the collection was found to send (see {by})", by=by,
+                               case=kind)
+                continue
             response, request = fresh.raw("explain_provenance", {"id": ident, "id_type": kind})
             findings.check(not called_ok(response), "ON-DOM-002", "explain_provenance answered without a collection",
                            case=kind, request=request)
@@ -179,9 +226,23 @@ def test_entering_another_collection_replaces_the_context(main, notebooks):
     main.enter("active", "ON-DOM-005")
     source = main.find("active", notebooks.collection("active").passage("probe"), "ON-DOM-005").source_id
     artifacts = list(main.artifact_map("active", "ON-DOM-005"))
-    main.enter("other", "ON-DOM-005")
     first = notebooks.tokens("active")
+    query = CROSS_QUERIES[0]  # matches the first collection's canary passage
+    baseline, kept = (str(main.ok("begin_result_stream", {"query": query}, "ON-DOM-005").get("stream_token"))
+                      for _ in range(2))
+    shown = hits(pull(main, baseline, "ON-DOM-005"), first, echoed=(query,))
+    main.enter("other", "ON-DOM-005")
     with Findings() as findings:
+        # A stream begun in the first collection, pulled after entering the second: an error,
+        # or chunks with nothing of the first collection (which the same stream, pulled before,
+        # showed: else nothing can be told, blocked).
+        if not shown:
+            findings.block("ON-DOM-005", "the stream shows none of the first collection's canaries even before "
+                           "another collection is entered (see ON-SRCH-007)", by="ON-SRCH-007", case="stream")
+        found = hits(pull(main, kept, "ON-DOM-005"), first, echoed=(query,))
+        findings.check(not found, "ON-DOM-005", f"a stream begun before entering {ROLES['other']} still served the "
+                       f"first collection's content: {found}", case="stream",
+                       request=describe_call("next_stream_chunk", {"stream_token": kept}))
         body = main.ok("list_artifact_sets", {}, "ON-DOM-005")
         findings.check(body.get("collection_id") == ROLES["other"], "ON-DOM-005",
                        f"list_artifact_sets names {short(body.get('collection_id'))} after entering {ROLES['other']}")

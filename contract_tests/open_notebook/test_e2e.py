@@ -9,7 +9,7 @@ from contract_tests.harness.notebooks import ROLES
 from contract_tests.names import find_list
 from contract_tests.open_notebook.common import profiles_mark
 from contract_tests.open_notebook.conftest import MAX_CHUNKS
-from contract_tests.verdicts import Findings
+from contract_tests.verdicts import Findings, blocked
 
 pytestmark = [profiles_mark, pytest.mark.e2e]
 
@@ -23,13 +23,17 @@ def test_the_seeds_tool_sequence_through_the_official_sdk_client(client, noteboo
     passage = notebooks.collection("active").passage("probe")
     with Findings() as findings:
         listed = [c.get("collection_id") for c in ok("list_collections", {}).get("collections") or []]
-        findings.check(cid in listed, "ON-E2E-001", f"list_collections does not list {cid}: {short(listed)}")
+        if cid not in listed:  # the sequence cannot start: ON-COLL-001's finding, not this one's
+            raise blocked("ON-E2E-001", f"list_collections does not list {cid} (see ON-COLL-001): {short(listed)}",
+                          by="ON-COLL-001")
         findings.check(ok("enter_collection", {"collection_id": cid}).get("collection_id") == cid, "ON-E2E-001",
                        "enter_collection names another collection")
         results = ok("semantic_search", {"query": passage.exact_text}).get("results") or []
         hit = next((r for r in results if (r.get("source_pointer") or {}).get("notebook_id") == passage.notebook_id),
                    None)
-        if not findings.check(hit is not None, "ON-E2E-001", "the search found nothing on the passage's notebook"):
+        if hit is None:
+            findings.block("ON-E2E-001", "the search found nothing on the passage's notebook (see ON-SRCH-008)",
+                           by="ON-SRCH-008")
             return
         fetched = ok("fetch_passage", {"source_id": hit["reference_id"]})
         findings.check(fetched.get("source_id") == hit["reference_id"], "ON-E2E-001",
@@ -42,7 +46,10 @@ def test_the_seeds_tool_sequence_through_the_official_sdk_client(client, noteboo
         sets = ok("list_artifact_sets", {}).get("artifact_sets") or []
         ids = [i if isinstance(i, str) else (i or {}).get("artifact_id") for s in sets
                for i in (find_list(profile, "list_artifact_sets.artifact_ids", s) or [])]
-        if findings.check(ids, "ON-E2E-001", "list_artifact_sets names no artifact id"):
+        if not ids:  # the seed's listing has no artifact id: only the profile's reading (ON-COLL-007) gives one
+            findings.block("ON-E2E-001", "list_artifact_sets names no artifact id (see ON-COLL-007)", by="ON-COLL-007",
+                           case="retrieve_artifact")
+        else:
             artifact = ok("retrieve_artifact", {"artifact_id": ids[0]})
             findings.check(artifact.get("artifact_id") == ids[0], "ON-E2E-001", "retrieve_artifact answers another id")
         token = ok("begin_result_stream", {"query": passage.exact_text}).get("stream_token")

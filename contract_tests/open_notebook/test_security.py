@@ -64,8 +64,12 @@ def _searched(main, notebooks, req: str):
 def test_search_returns_no_full_text(main, notebooks, profile):
     main.enter("active", "ON-SRCH-005")
     limit = int(profile.limits["preview_chars"])
+    searched = _searched(main, notebooks, "ON-SRCH-005")
     with Findings() as findings:
-        for query, body, fetched in _searched(main, notebooks, "ON-SRCH-005"):
+        if not any(len(t) > limit for _q, _b, fetched in searched for _r, t in fetched):
+            findings.block("ON-SRCH-005", f"no fetched passage is longer than {limit} characters: no full text to "
+                           "look for (see ON-SRCH-008)", by="ON-SRCH-008")
+        for query, body, fetched in searched:
             long_texts = {f"passage of {len(t)} characters": t for _r, t in fetched if len(t) > limit}
             found = hits(body, long_texts, echoed=(query,))
             findings.check(not found, "ON-SRCH-005", f"the search response holds a passage's full text: {found}",
@@ -76,8 +80,13 @@ def test_search_returns_no_full_text(main, notebooks, profile):
 def test_no_snippet_is_a_whole_passage(main, notebooks, profile):
     main.enter("active", "ON-SRCH-006")
     limit = int(profile.limits["preview_chars"])
+    searched = _searched(main, notebooks, "ON-SRCH-006")
     with Findings() as findings:
-        for query, _body, fetched in _searched(main, notebooks, "ON-SRCH-006"):
+        if not any(t and len(t) <= limit and isinstance(r.get("preview_snippet"), str)
+                   for _q, _b, fetched in searched for r, t in fetched):
+            findings.block("ON-SRCH-006", f"no fetched passage of at most {limit} characters with a snippet",
+                           by="ON-SRCH-008")
+        for query, _body, fetched in searched:
             for result, text in fetched:
                 snippet = result.get("preview_snippet")
                 if text and len(text) <= limit and isinstance(snippet, str):
@@ -178,16 +187,21 @@ def test_a_new_connection_starts_with_no_collection(new_session, servers, suite,
 
 WRITE_TOOLS = ("write_notebook", "edit_notebook", "delete_notebook", "update_embeddings", "modify_vectors",
                "save_memory", "trigger_workflow", "schedule_task", "call_external_tool", "register_tool")
-# (tool, arguments, a mutation attempt in the seed's sense, not a request for reasoning)
+# (tool, arguments, a mutation attempt in the seed's sense, not a request for reasoning): only
+# arguments that unmistakably ask for a write or for reasoning or a decision (list_constraints'
+# refusal conditions), never a merely unknown argument a server may ignore.
 ARGUMENT_ATTEMPTS = (
     ("semantic_search", {"query": "kelp", "mode": "write"}, True),
     ("list_artifact_sets", {"delete": True}, True),
     ("list_collections", {"persist": True}, True),
     ("semantic_search", {"query": "kelp", "replace_with": "new text"}, True),
     ("semantic_search", {"query": "kelp", "reasoning": True}, False),
-    ("list_collections", {"summarize": True}, False),
     ("describe_world", {"decide": "which collection to trust"}, False),
 )
+# Error types that are an explicit refusal of an argument-borne mutation attempt: the seed's
+# operation_forbidden, or the taxonomy's rejection of an argument the schema does not declare
+# (a server that validates input first never reaches the mutation; it still refuses).
+ARGUMENT_REFUSALS = ("operation_forbidden", "ambiguous_request")
 
 
 def _explained(response) -> bool:
@@ -229,14 +243,20 @@ def test_a_mutation_attempt_in_the_taxonomy_is_operation_forbidden(main, profile
     attempts = [(tool, {"notebook_id": "nb-0001", "text": "overwritten"}) for tool in WRITE_TOOLS]
     attempts += [(tool, args) for tool, args, mutation in ARGUMENT_ATTEMPTS if mutation]
     validator = profile.error_validator()
+    argument_borne = {(tool, tuple(sorted(args))) for tool, args, _m in ARGUMENT_ATTEMPTS}
     with Findings() as findings:
         for tool, args in attempts:
             response, request = main.raw(tool, args)
-            if not_a_failure(response) is not None:
-                continue  # not refused at all: ON-REF-001 / ON-REF-002
+            case = f"{tool}:{','.join(sorted(args))}"
+            if not_a_failure(response) is not None:  # not refused at all: that is ON-REF-001's / ON-REF-002's finding
+                by = "ON-REF-001" if tool in WRITE_TOOLS else "ON-REF-002"
+                findings.block("ON-REF-003", f"the attempt was not refused (see {by})", by=by, case=case,
+                               request=request)
+                continue
             _channel, document = _error_document(response)
             if document is None or schema_errors(validator, document):
-                continue  # a protocol-level refusal (e.g. unknown tool), not the taxonomy's envelope
-            findings.check(error_type(document) == "operation_forbidden", "ON-REF-003",
-                           f"refused as {short(error_type(document))}", case=f"{tool}:{','.join(sorted(args))}",
+                continue  # a protocol-level refusal (unknown tool, invalid params): explicit, not the envelope
+            allowed = ARGUMENT_REFUSALS if (tool, tuple(sorted(args))) in argument_borne else ("operation_forbidden",)
+            findings.check(error_type(document) in allowed, "ON-REF-003",
+                           f"refused as {short(error_type(document))}, not {' or '.join(allowed)}", case=case,
                            request=request)

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from contract_tests.checks import called_ok, short, structured_error
+from contract_tests.checks import called_ok, first_difference, short, structured_error
 from contract_tests.harness.notebooks import ROLES
 from contract_tests.open_notebook.common import STEP_ORDER, content_tokens, error_type, hits, profiles_mark
 from contract_tests.open_notebook.conftest import pull
@@ -52,6 +52,8 @@ def test_chunks_follow_the_seeds_step_order_then_complete(main, notebooks):
 def test_every_chunk_explains_what_changed_why_and_its_progress(main, notebooks):
     _query, _begun, responses = _stream(main, notebooks, "ON-STRM-005")
     with Findings() as findings:
+        if not any(isinstance(c, dict) and c.get("chunk_type") != "stream_complete" for c in responses):
+            findings.block("ON-STRM-005", "the stream gave no chunk to check (see ON-STRM-004)", by="ON-STRM-004")
         for chunk in responses:
             if chunk.get("chunk_type") == "stream_complete":
                 continue
@@ -91,6 +93,65 @@ def test_the_completion_response_closes_the_stream(main, notebooks):
         findings.check(summary.get("query") == query, "ON-STRM-006", "summary.query is not the stream's query")
         findings.check(continuation.get("has_more") is False, "ON-STRM-006", "continuation.has_more is not false")
         findings.check(continuation.get("stream_closed") is True, "ON-STRM-006", "continuation.stream_closed is not true")
+
+
+# What may differ between two streams of one query: the token, times and timing.
+STREAM_VOLATILE = ("stream_token", "created_at", "timestamp", "last_verified", "search_time_ms", "expires_at")
+
+
+def _stable(value):
+    if isinstance(value, dict):
+        return {k: _stable(v) for k, v in value.items() if k not in STREAM_VOLATILE}
+    if isinstance(value, list):
+        return [_stable(v) for v in value]
+    return value
+
+
+@pytest.mark.integration
+@pytest.mark.req("ON-STRM-011")
+def test_the_same_query_streams_the_same_chunks(main, notebooks):
+    """Two streams of one query in one collection state give the same chunks in the same order
+    (tokens, times and timings aside)."""
+    query, _begun, first = _stream(main, notebooks, "ON-STRM-011")
+    _query, _begun, second = _stream(main, notebooks, "ON-STRM-011", query)
+    with Findings() as findings:
+        if not any(isinstance(c, dict) and c.get("chunk_type") != "stream_complete" for c in first):
+            findings.block("ON-STRM-011", "the stream gave no chunk to compare (see ON-STRM-004)", by="ON-STRM-004")
+        findings.check(len(first) == len(second), "ON-STRM-011", f"{len(first)} then {len(second)} responses")
+        for n, (a, b) in enumerate(zip(first, second)):
+            if _stable(a) != _stable(b):
+                findings.fail("ON-STRM-011", f"response {n} differs: {first_difference(_stable(a), _stable(b))}")
+                break
+
+
+@pytest.mark.integration
+@pytest.mark.req("ON-STRM-012")
+def test_progress_and_the_summary_count_what_was_served(main, notebooks):
+    """completed_steps are the step order's steps before the current one, remaining_steps those
+    after it, each in the step order; summary.total_chunks is the number of chunks served."""
+    _query, _begun, responses = _stream(main, notebooks, "ON-STRM-012")
+    chunks = [c for c in responses if isinstance(c, dict) and c.get("chunk_type") != "stream_complete"]
+    with Findings() as findings:
+        if not chunks:
+            findings.block("ON-STRM-012", "the stream gave no chunk to check (see ON-STRM-004)", by="ON-STRM-004")
+        for chunk in chunks:
+            progress = (chunk.get("stream_metadata") or {}).get("progress") or {}
+            current, case = progress.get("current_step"), f"chunk {chunk.get('chunk_index')}"
+            if current not in STEP_ORDER:
+                continue  # ON-STRM-005's finding
+            rank = STEP_ORDER.index(current)
+            done, left = progress.get("completed_steps"), progress.get("remaining_steps")
+            findings.check(isinstance(done, list) and done == [s for s in STEP_ORDER[:rank] if s in done],
+                           "ON-STRM-012", f"completed_steps {short(done)} are not steps before {current} in order",
+                           case=case)
+            findings.check(isinstance(left, list) and left == [s for s in STEP_ORDER[rank + 1:] if s in left],
+                           "ON-STRM-012", f"remaining_steps {short(left)} are not steps after {current} in order",
+                           case=case)
+        last = responses[-1] if responses and isinstance(responses[-1], dict) else {}
+        if last.get("chunk_type") == "stream_complete":
+            total = (last.get("summary") or {}).get("total_chunks")
+            findings.check(total == len(chunks), "ON-STRM-012", f"summary.total_chunks is {short(total)} after "
+                           f"{len(chunks)} chunks", case="total_chunks")
 
 
 @pytest.mark.integration

@@ -3,13 +3,15 @@ fixed texts, metadata and limits each response carries."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-from contract_tests.checks import short, tool_output
+from contract_tests.checks import called_ok, short, tool_output
 from contract_tests.open_notebook.common import (ARTIFACT_DISCLAIMER, AVAILABLE_OPERATIONS, MUTATION_PROHIBITIONS,
                                                  NOTES, PASSAGE_DISCLAIMER, REFUSAL_CONDITIONS, STEP_ORDER,
-                                                 choice, content_tokens, hits, profiles_mark, result_meta)
-from contract_tests.verdicts import Findings, describe_call, esc
+                                                 ROLES, choice, content_tokens, hits, profiles_mark, result_meta)
+from contract_tests.verdicts import Findings, RequirementFailure, blocked, describe_call, esc
 
 pytestmark = [profiles_mark, pytest.mark.unit]
 
@@ -40,8 +42,11 @@ def test_no_input_schema_requires_more_than_the_seed_or_mistypes_an_optional_pro
     """Required properties and the allowed property names are checked by the shared surface
     concern from the spec; here: nothing more is required, k is a number, id_type's enum."""
     required = {s["tool"]: set(s.get("requires", {})) for s in profile.concerns["surface"]["inputs"]}
+    listed = _listed(server)
     with Findings() as findings:
-        for tool in _listed(server):
+        if not any(t.get("name") in required for t in listed):
+            findings.block("ON-TOOL-002", "none of the seed's tools is listed (see ON-TOOL-001)", by="ON-TOOL-001")
+        for tool in listed:
             name, schema = tool.get("name"), tool.get("inputSchema") or {}
             if name not in required:
                 continue
@@ -82,6 +87,8 @@ def test_every_tool_declares_itself_read_only_and_reversible(server, client, pro
     declared = choice("tool_metadata")
     readings = {t.get("name"): _metadata_readings(t) for t in _listed(server) if t.get("name") in profile.required_tools}
     with Findings() as findings:
+        if not readings:
+            findings.block("ON-TOOL-003", "none of the seed's tools is listed (see ON-TOOL-001)", by="ON-TOOL-001")
         for name, found in readings.items():
             if declared:
                 findings.check(declared in found, "ON-TOOL-003", f"{name} does not declare read-only and reversible "
@@ -113,6 +120,9 @@ def test_every_result_carries_provenance_available(walk):
     declared = choice("result_metadata")
     places: dict[str, set[str]] = {}
     with Findings() as findings:
+        if not walk.successes():
+            findings.block("ON-OBS-001", f"no call of the tour succeeded (see {walk.blocker or 'the tour'})",
+                           by=walk.blocker or "tour")
         for tool, args, response in walk.successes():
             found = {place for place, meta in result_meta(response).items() if meta.get("provenance_available") is True}
             if found:
@@ -149,7 +159,10 @@ WORLD = {("world", "name"): "Open Notebook", ("world", "type"): "read-only knowl
          ("boundaries", "reasoning"): "forbidden", ("boundaries", "learning"): "forbidden",
          ("boundaries", "decisions"): "forbidden", ("citation_requirements", "passages_must_quote"): True,
          ("citation_requirements", "artifacts_must_disclaim"): True,
-         ("citation_requirements", "synthesis_must_label"): True}
+         ("citation_requirements", "synthesis_must_label"): True,
+         ("world", "persistence"): "external only (artifacts, vectors)",
+         ("boundaries", "scope"): "previously authored notebooks and derived artifacts only"}
+PURPOSE = ["preserve human-authored cognition", "enable safe inspection and retrieval", "prevent ungoverned synthesis"]
 
 
 @pytest.mark.req("ON-WORLD-002")
@@ -161,6 +174,8 @@ def test_describe_world_states_the_world_and_its_prohibitions(main):
             findings.check(got == value, "ON-WORLD-002", f"{group}.{key} is {short(got)}, not {value!r}",
                            case=f"{group}.{key}")
         findings.check(body.get("provenance_available") is True, "ON-WORLD-002", "provenance_available is not true")
+        findings.check(body.get("purpose") == PURPOSE, "ON-WORLD-002", f"purpose is {short(body.get('purpose'))}",
+                       case="purpose")
 
 
 SCOPE = {"world_type": "read-only knowledge jurisdiction", "authority_level": "none", "reasoning": "forbidden",
@@ -191,7 +206,11 @@ def test_list_constraints_lists_every_prohibition_and_refusal_condition(main):
 @pytest.mark.req("ON-COLL-003")
 def test_enter_collection_answers_its_collection_and_the_seeds_operations(main, notebooks):
     info = notebooks.collection("active")
-    body = main.enter("active", "ON-COLL-003")
+    response, request = main.raw("enter_collection", {"collection_id": info.collection_id})
+    if not called_ok(response) and main.enter_blocker(info.collection_id) == "ON-COLL-001":
+        raise blocked("ON-COLL-003", f"the fixture's collection {info.collection_id} is not listed (see ON-COLL-001)",
+                      by="ON-COLL-001", request=request)
+    body = main.ok("enter_collection", {"collection_id": info.collection_id}, "ON-COLL-003")
     with Findings() as findings:
         findings.check(body.get("collection_id") == info.collection_id, "ON-COLL-003",
                        f"collection_id is {short(body.get('collection_id'))}")
@@ -210,53 +229,106 @@ def test_enter_collection_returns_no_content(main, notebooks):
 
 
 @pytest.mark.req("ON-SRCH-004")
-def test_every_preview_snippet_has_at_most_100_characters(walk, profile):
+def test_every_preview_snippet_has_at_most_100_characters(main, notebooks, profile):
+    """Searched directly (every fixture passage's text, k 50), not only what the tour reached."""
+    main.enter("active", "ON-SRCH-004")
     limit = int(profile.limits["preview_chars"])
+    seen = 0
     with Findings() as findings:
-        for _tool, args, response in walk.successes("semantic_search"):
-            for result in tool_output(response, "ON-SRCH-004").get("results") or []:
+        for passage in notebooks.collection("active").passages:
+            args = {"query": passage.exact_text, "k": 50}
+            response, request = main.raw("semantic_search", args)
+            if not called_ok(response):
+                continue
+            for result in (tool_output(response, "ON-SRCH-004") or {}).get("results") or []:
                 snippet = result.get("preview_snippet") if isinstance(result, dict) else None
-                if isinstance(snippet, str):
-                    findings.check(len(snippet) <= limit, "ON-SRCH-004", f"a {len(snippet)}-character snippet",
-                                   request=describe_call("semantic_search", args))
+                seen += 1
+                findings.check(isinstance(snippet, str) and len(snippet) <= limit, "ON-SRCH-004",
+                               f"a {len(snippet)}-character snippet" if isinstance(snippet, str) else
+                               f"preview_snippet is {short(snippet)}", request=request)
+        if not seen:
+            findings.block("ON-SRCH-004", "no search of the fixture's passages returned a result (see ON-SRCH-008)",
+                           by="ON-SRCH-008")
 
 
-def _texts(walk, tool: str, req: str, key: str) -> list[tuple[object, str]]:
-    return [(tool_output(r, req).get(key), describe_call(tool, a)) for _t, a, r in walk.successes(tool)]
-
-
-def _served_as(findings: Findings, walk, tool: str, req: str, key: str, want: object, case: str | None = None):
-    """Every call of `tool` the tour made succeed carries exactly `want` at `key` (and one did)."""
-    served = _texts(walk, tool, req, key)
-    findings.check(served, req, f"no {tool} succeeded in the tour", case=case)
+def _served_as(findings: Findings, served: list[tuple[Any, str]], req: str, key: str, want: object,
+               case: str | None = None, *, by: str, what: str) -> None:
+    """Every response seen carries exactly `want` at `key`; none seen: blocked (`by`)."""
+    if not served:
+        findings.block(req, f"no {what} could be observed (see {by})", by=by, case=case)
     for value, request in served:
         findings.check(type(value) is type(want) and value == want, req, f"{key} is {esc(value, 200)}", case=case,
                        request=request)
 
 
+def _from_walk(walk, tool: str, req: str, key: str) -> list[tuple[Any, str]]:
+    return [((tool_output(r, req) or {}).get(key), describe_call(tool, a)) for _t, a, r in walk.successes(tool)]
+
+
+def _direct(main, calls: list[tuple[str, dict]], req: str, key: str) -> list[tuple[Any, str]]:
+    """`key` of each call that succeeded (each check makes its own calls: what the tour happened
+    to reach is added, never relied on)."""
+    out = []
+    for tool, args in calls:
+        response, request = main.raw(tool, args)
+        if called_ok(response):
+            out.append(((tool_output(response, req) or {}).get(key), request))
+    return out
+
+
+def _artifact_calls(main, req: str) -> list[tuple[str, dict]]:
+    main.enter("active", req)
+    return [("retrieve_artifact", {"artifact_id": wire}) for wire in main.artifact_map("active", req)]
+
+
 @pytest.mark.req("ON-PASS-005")
-def test_every_passage_carries_the_seeds_disclaimer(walk):
+def test_every_passage_carries_the_seeds_disclaimer(main, notebooks, walk):
+    main.enter("active", "ON-PASS-005")
+    fetched = main.fetched_all([p.exact_text for p in notebooks.collection("active").passages[:3]], "ON-PASS-005")
+    served = [(body.get("disclaimer"), request) for _r, body, request in fetched]
     with Findings() as findings:
-        _served_as(findings, walk, "fetch_passage", "ON-PASS-005", "disclaimer", PASSAGE_DISCLAIMER)
+        _served_as(findings, served + _from_walk(walk, "fetch_passage", "ON-PASS-005", "disclaimer"), "ON-PASS-005",
+                   "disclaimer", PASSAGE_DISCLAIMER, by="ON-SRCH-008", what="fetch_passage result")
 
 
 @pytest.mark.req("ON-ART-003")
-def test_every_artifact_carries_the_seeds_disclaimer(walk):
+def test_every_artifact_carries_the_seeds_disclaimer(main, walk):
+    served = _direct(main, _artifact_calls(main, "ON-ART-003"), "ON-ART-003", "disclaimer")
     with Findings() as findings:
-        _served_as(findings, walk, "retrieve_artifact", "ON-ART-003", "disclaimer", ARTIFACT_DISCLAIMER)
+        _served_as(findings, served + _from_walk(walk, "retrieve_artifact", "ON-ART-003", "disclaimer"), "ON-ART-003",
+                   "disclaimer", ARTIFACT_DISCLAIMER, by="ON-COLL-007", what="retrieve_artifact result")
 
 
 @pytest.mark.req("ON-ART-004")
-def test_every_artifact_says_immutable(walk):
+def test_every_artifact_says_immutable(main, walk):
+    served = _direct(main, _artifact_calls(main, "ON-ART-004"), "ON-ART-004", "immutable")
     with Findings() as findings:
-        _served_as(findings, walk, "retrieve_artifact", "ON-ART-004", "immutable", True)
+        _served_as(findings, served + _from_walk(walk, "retrieve_artifact", "ON-ART-004", "immutable"), "ON-ART-004",
+                   "immutable", True, by="ON-COLL-007", what="retrieve_artifact result")
 
 
 @pytest.mark.req("ON-TEXT-001")
-def test_responses_carry_the_seeds_fixed_notes(walk):
+def test_responses_carry_the_seeds_fixed_notes(main, notebooks):
+    """Each note from a call of its own: enter the collection, search, begin a stream, explain
+    a source found by search (blocked by ON-SRCH-008 when none is)."""
+    main.enter("active", "ON-TEXT-001")
+    probe = notebooks.collection("active").passage("probe")
+    calls: dict[str, list[tuple[str, dict]]] = {
+        "enter_collection": [("enter_collection", {"collection_id": ROLES["active"]})],
+        "semantic_search": [("semantic_search", {"query": probe.exact_text})],
+        "begin_result_stream": [("begin_result_stream", {"query": probe.exact_text})],
+        "explain_provenance": []}
+    blockers = {"enter_collection": "ON-COLL-003", "semantic_search": "ON-SRCH-008",
+                "begin_result_stream": "ON-STRM-001", "explain_provenance": "ON-SRCH-008"}
+    try:
+        found = main.find("active", probe, "ON-TEXT-001")
+        calls["explain_provenance"] = [("explain_provenance", {"id": found.source_id, "id_type": "source"})]
+    except RequirementFailure:
+        pass
     with Findings() as findings:
         for (tool, key), text in NOTES.items():
-            _served_as(findings, walk, tool, "ON-TEXT-001", key, text, case=f"{tool}.{key}")
+            _served_as(findings, _direct(main, calls[tool], "ON-TEXT-001", key), "ON-TEXT-001", key, text,
+                       case=f"{tool}.{key}", by=blockers[tool], what=f"{tool} result")
 
 
 @pytest.mark.req("ON-STRM-001")

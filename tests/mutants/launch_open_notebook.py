@@ -19,7 +19,7 @@ try:
 except ImportError:  # run as a script from tests/mutants
     from _dispatch import mutant, run, variant  # type: ignore[no-redef]
 
-from reference.open_notebook import errors, layout, library, server, session, streams, tools, world
+from reference.open_notebook import errors, layout, library, refusals, server, session, streams, tools, world
 
 PROFILE = "open-notebook"
 
@@ -774,6 +774,206 @@ def on_passage_timestamp_dropped():
     _wrap("_fetch_passage", answer)
 
 
+# -- identifiers, boundaries, argument errors -------------------------------------------------------------
+@mutant("ON-PASS-009", profile=PROFILE)
+def on_fetch_ignores_id():
+    """fetch_passage answers the active collection's first passage for every known id (echoing the id)."""
+    original = tools.Tools._fetch_passage
+
+    def fetch(self, sess, source_id):
+        self.library.source(sess.active, source_id)  # unknown and foreign ids still fail
+        first = next(sid for sid, (cid, _p) in self.library.sources.items() if cid == sess.active)
+        return original(self, sess, first) | {"source_id": source_id}
+    tools.Tools._fetch_passage = fetch
+
+
+@mutant("ON-ART-010", profile=PROFILE)
+def on_retrieve_ignores_id():
+    """retrieve_artifact answers the active collection's first artifact for every known id (echoing the id)."""
+    original = tools.Tools._retrieve_artifact
+
+    def retrieve(self, sess, artifact_id):
+        self.library.artifact(sess.active, artifact_id)
+        first = next(library.artifact_id(sess.active, a) for s in
+                     self.library.collections[sess.active].artifact_sets.values() for a in s.artifacts.values())
+        return original(self, sess, first) | {"artifact_id": artifact_id}
+    tools.Tools._retrieve_artifact = retrieve
+
+
+@mutant("ON-PROV-004", profile=PROFILE)
+def on_foreign_source_explained():
+    """explain_provenance explains a source of any collection, not only the active one's."""
+    original = tools.Tools._explain_provenance
+
+    def explain(self, sess, id, id_type):  # noqa: A002 - the seed's argument name
+        found = self.library.sources.get(id) if id_type == "source" else None
+        if found is None or found[0] == sess.active:
+            return original(self, sess, id, id_type)
+        active = sess.active
+        sess.active = found[0]
+        try:
+            return original(self, sess, id, id_type)
+        finally:
+            sess.active = active
+    tools.Tools._explain_provenance = explain
+
+
+@mutant("ON-ERR-002", profile=PROFILE)
+def on_plain_text_validation():
+    """A missing or mistyped argument is answered with an SDK-style plain-text validation message."""
+    original = server.to_result
+
+    def to_result(outcome):
+        context = (outcome.body.get("error") or {}).get("context") or {} if outcome.is_error else {}
+        if context.get("reason") in ("missing_argument", "invalid_argument"):
+            text = f"1 validation error for call\n{context.get('argument')}\n  Field required [type=missing]"
+            return server.types.CallToolResult(content=[server.types.TextContent(type="text", text=text)],
+                                               is_error=True)
+        return original(outcome)
+    server.to_result = to_result
+
+
+@mutant("ON-DOM-005", profile=PROFILE)
+def on_stream_survives_enter():
+    """A stream begun in one collection keeps serving it after another collection is entered."""
+    def enter(self, collection_id):
+        self.active = collection_id
+    session.Session.enter = enter
+
+
+@mutant("ON-ERR-003", profile=PROFILE)
+def on_stream_errors_as_jsonrpc():
+    """Stream token errors come as JSON-RPC errors, every other failure as an isError result."""
+    from mcp.shared.exceptions import MCPError
+    original = server.to_result
+
+    def to_result(outcome):
+        if outcome.error_type in ("stream_token_invalid", "stream_token_expired"):
+            raise MCPError(-32010, outcome.body["error"]["message"], outcome.body)
+        return original(outcome)
+    server.to_result = to_result
+
+
+# -- the seed's literals and stream bookkeeping -----------------------------------------------------------
+@mutant("ON-WORLD-002", profile=PROFILE)
+def on_world_persistence_claimed():
+    """describe_world says the world persists session memory."""
+    original = world.describe_world
+
+    def describe():
+        body = original()
+        body["world"]["persistence"] = "session memory and external artifacts"
+        return body
+    world.describe_world = describe
+
+
+@mutant("ON-TEXT-002", profile=PROFILE)
+def on_no_collection_reworded():
+    """no_collection_context says its own words, not the seed's."""
+    errors.no_collection_context = lambda: errors.ToolError(
+        "no_collection_context", "Please select a collection.", recovery="Use enter_collection")
+
+
+@mutant("ON-SRCH-009", profile=PROFILE)
+def on_search_names_the_first_collection():
+    """semantic_search names the library's first collection, whichever is active."""
+    def name_first(body, sess, query, k=None):
+        body["collection_id"] = sorted(_LIBRARY["library"].collections)[0]
+        return body
+    _keep_library()
+    _wrap("_semantic_search", name_first)
+
+
+@mutant("ON-STRM-011", profile=PROFILE)
+def on_stream_order_random():
+    """Each stream orders its references at random."""
+    original = streams.plan
+
+    def plan(items, chunk_size, context_chars):
+        items = {step: random.sample(listed, len(listed)) for step, listed in items.items()}
+        return original(items, chunk_size, context_chars)
+    streams.plan = plan
+
+
+@mutant("ON-STRM-012", profile=PROFILE)
+def on_total_chunks_counts_the_completion():
+    """summary.total_chunks counts the completion response too."""
+    original = streams.next_response
+
+    def next_response(stream):
+        body, closed = original(stream)
+        if "summary" in body:
+            body["summary"]["total_chunks"] += 1
+        return body, closed
+    streams.next_response = next_response
+
+
+# -- a server of fixed mock records (as a public Open Notebook MCP server is) ------------------------------
+_MOCK_REF, _MOCK_ART, _MOCK_TOKEN = "mock-ref-1", "mock-artifact-1", "mock-stream-00000000000000000000000000000"
+_MOCK_POINTER = {"notebook_id": "mock-notebook", "page": 1, "timestamp": 1700000000}
+_MOCK_PROVENANCE = {"source_notebooks": ["mock-notebook"], "transformation_steps": [
+    {"step_order": 1, "tool": "mock-export", "timestamp": 1700000000, "parameters": {}}],
+    "created_at": 1700000000, "created_by": "human_export"}
+
+
+def _mock_body(tool: str, tools_obj, sess) -> dict:
+    """The one record each tool always answers, whatever the ids, queries and collection."""
+    if tool == "describe_world":
+        return world.describe_world()
+    if tool == "list_constraints":
+        return world.list_constraints(tools_obj.config.limits())
+    return {
+        "list_collections": {"collections": [{
+            "collection_id": "mock-collection", "title": "Mock notebooks", "date_range": {"start": "2024-01-01",
+            "end": "2024-12-31"}, "domain_tags": ["mock"], "artifact_count": 1, "notebook_count": 1,
+            "last_modified": 1700000000}], "metadata": {"total_collections": 1, "data_as_of": 1700000000,
+                                                         "next_refresh": None}},
+        "list_artifact_sets": {"collection_id": "mock-collection", "artifact_sets": [{
+            "artifact_set_id": "mock-set", "artifact_type": "summary", "created_at": 1700000000, "status": "canonical",
+            "source_notebooks": ["mock-notebook"], "artifact_count": 1, "artifact_ids": [_MOCK_ART]}]},
+        "semantic_search": {"collection_id": "mock-collection", "query": "mock", "results": [{
+            "reference_id": _MOCK_REF, "relevance_score": 0.9, "source_pointer": dict(_MOCK_POINTER),
+            "preview_snippet": "A mock passage."}], "metadata": {"total_matches": 1, "returned": 1,
+                                                                 "search_time_ms": 1}, "note": world.SEARCH_NOTE},
+        "fetch_passage": {"source_id": _MOCK_REF, "passage": {"exact_text": "A mock passage.", "context_before": "",
+            "context_after": ""}, "provenance": {"notebook_id": "mock-notebook", "notebook_title": "Mock",
+            "page": 1, "timestamp": 1700000000, "export_method": "mock", "last_verified": 1700000000},
+            "integrity": {"checksum": "0" * 64, "verified": True}, "disclaimer": world.PASSAGE_DISCLAIMER},
+        "retrieve_artifact": {"artifact_id": _MOCK_ART, "artifact_type": "summary", "status": "canonical",
+            "contents": "A mock artifact.", "provenance": dict(_MOCK_PROVENANCE), "synthesis_metadata": {
+                "synthesized": False, "confidence_note": "mock", "last_refreshed": None,
+                "staleness_indicator": "unknown"}, "disclaimer": world.ARTIFACT_DISCLAIMER, "immutable": True},
+        "begin_result_stream": {"stream_token": _MOCK_TOKEN, "query": "mock", "disclosure_policy": {
+            "step_order": list(world.STEP_ORDER), "chunk_strategy": world.CHUNK_STRATEGY, "cancelable": True,
+            "timeout_s": tools_obj.config.stream_timeout_s}, "metadata": {"estimated_chunks": 1,
+            "created_at": 1700000000}, "note": world.STREAM_NOTE},
+        "next_stream_chunk": {"stream_token": _MOCK_TOKEN, "chunk_type": "stream_complete", "summary": {
+            "total_chunks": 0, "total_references": 0, "query": "mock"}, "continuation": {"has_more": False,
+                                                                                        "stream_closed": True}},
+        "explain_provenance": {"id": _MOCK_REF, "id_type": "source", "provenance": {"origin_notebook": {
+            "notebook_id": "mock-notebook", "title": "Mock", "author": None, "created_at": 1700000000},
+            "transformation_steps": [], "tools_involved": [], "confidence_notes": []},
+            "interpretation_note": world.INTERPRETATION_NOTE},
+    }[tool]
+
+
+@mutant("ON-COLL-001", profile=PROFILE)
+def on_mock_data():
+    """Offers the eleven tools but serves fixed mock records, ignoring ids, queries and {notebooks}:
+    only its own mock collection can be entered (tests/test_open_notebook_mock.py runs the whole suite on it)."""
+    def checked(self, sess, name, arguments):
+        if name not in world.TOOLS:
+            raise refusals.unknown_tool(name, list(world.TOOL_NAMES))
+        if name == "enter_collection" and (arguments or {}).get("collection_id") != "mock-collection":
+            raise errors.collection_not_found(None)
+        if name == "enter_collection":
+            return {"collection_id": "mock-collection", "title": "Mock notebooks", "context_established": True,
+                    "scope_note": world.SCOPE_NOTE, "available_operations": list(world.AVAILABLE_OPERATIONS),
+                    "preload_note": world.PRELOAD_NOTE}
+        return _mock_body(name, self, sess)
+    tools.Tools._checked = checked
+
+
 # -- a reference to the loaded library, for patches that need it -------------------------------------
 _LIBRARY: dict[str, library.Library] = {}
 
@@ -885,6 +1085,60 @@ def on_variant_other_choices():
             raise MCPError(-32602, f"Unknown tool: {name}")
         return original_call(self, sess, name, arguments)
     tools.Tools.call = call
+
+
+@variant(profile=PROFILE)
+def on_variant_seed_sketch():
+    """Not a defect: the seed's own sketch where it leaves the form open.
+
+    - errors as plain results whose JSON is the envelope (the seed's Tool Execution returns
+      executeToolSafely's result so), not isError results; unknown tools at the protocol level;
+    - the passage checksum as `sha256:<HEX>` (the seed fixes the algorithm, not the encoding);
+    - semantic_search returns at most 40 results (k is a maximum, not a count);
+    - every undeclared argument, a mutation attempt included, is rejected by the schema as
+      ambiguous_request before any intent is read.
+    """
+    from mcp.shared.exceptions import MCPError
+
+    def to_result(outcome):
+        content = [server.types.TextContent(type="text", text=json.dumps(outcome.body, ensure_ascii=False))]
+        return server.types.CallToolResult(content=content, meta=dict(world.RESULT_METADATA))
+    server.to_result = to_result
+    original_call = tools.Tools.call
+
+    def call(self, sess, name, arguments):
+        if name not in world.TOOLS:
+            raise MCPError(-32602, f"Unknown tool: {name}")
+        return original_call(self, sess, name, arguments)
+    tools.Tools.call = call
+
+    def prefixed(body, sess, source_id):
+        body["integrity"]["checksum"] = "sha256:" + body["integrity"]["checksum"].upper()
+        return body
+    _wrap("_fetch_passage", prefixed)
+    original_hits = tools.Tools._hits
+
+    def hits(self, cid, query, k):
+        found, total = original_hits(self, cid, query, k)
+        return found[:40], total
+    tools.Tools._hits = hits
+    refusals.undeclared_arguments = lambda extra: errors.ambiguous("undeclared_argument")
+
+
+@variant(profile=PROFILE)
+def on_variant_vector_cache():
+    """Not a defect: keeps a vector cache in HOME (the seed's `persistence: "external only
+    (artifacts, vectors)"`), written on the first search after start-up. Passes the default run;
+    that nothing at all is written is the profile's advisory ON-RO-002, so --strict reports it."""
+    original = tools.Tools._semantic_search
+
+    def search(self, sess, query, k=None):
+        cache = Path(os.environ.get("HOME", ".")) / ".cache" / "rc-open-notebook" / "vectors.bin"
+        if not cache.exists():
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            cache.write_bytes(b"\0" * 64)  # a stand-in for persisted embeddings: never notebook text
+        return original(self, sess, query, k)
+    tools.Tools._semantic_search = search
 
 
 if __name__ == "__main__":
