@@ -10,7 +10,7 @@ import pytest
 from contract_tests.checks import called_ok, short
 from contract_tests.harness.vault_agent import token
 from contract_tests.verdicts import Findings, describe_call
-from contract_tests.vault_agent.common import Ids, mcp_payload, profiles_mark, rpc_error
+from contract_tests.vault_agent.common import Ids, mcp_payload, profiles_mark, protocol_version, rpc_error
 
 pytestmark = profiles_mark
 
@@ -66,7 +66,7 @@ def test_no_error_names_an_absolute_path_after_the_vault_vanished(servers, contr
                                                                   tmp_path_factory):
     fixture = contract_fixture.private_copy(tmp_path_factory.mktemp("vanish"), profile)
     srv = servers.start(fixture)
-    srv.initialize()
+    srv.initialize(protocol_version())
     moved = fixture.vault.with_name("vault-gone")
     try:
         ids = Ids(srv, names)
