@@ -274,6 +274,31 @@ def _public_sweep(suite, servers, contract_fixture, names, profile, findings) ->
                        f"without a key on 0.0.0.0 the server {detail}", case="no key configured")
 
 
+@pytest.mark.security
+@pytest.mark.req("VA-HTTP-009")
+def test_a_configured_api_key_guards_every_endpoint_on_loopback_too(suite, servers, contract_fixture, profile):
+    if suite.transport != "http":
+        pytest.skip("a requirement of Streamable HTTP runs (VA-HTTP-009)")
+    key = contract_fixture.api_key
+    srv = start_http(servers, suite, contract_fixture, "serve", env={"VAULT_AGENT_API_KEY": key, MCP_ENABLED: "true"})
+    base = api_base(srv)
+    calls = {"GET /health": lambda **h: httpx.get(base + "/health", headers=h, timeout=30),
+             "POST /search": lambda **h: httpx.post(base + "/search", json={"query": "tokalpha"}, headers=h, timeout=30),
+             "POST /mcp initialize": lambda **h: initialize_http(base, "/mcp", **h)}
+    with Findings() as findings:
+        for what, call in calls.items():
+            bare = call()
+            findings.check(bare.status_code == 401 and not answers_mcp(bare), "VA-HTTP-009",
+                           f"without Authorization on 127.0.0.1 with a key configured: HTTP {bare.status_code}",
+                           case=what, request=what)
+            granted = call(Authorization=f"Bearer {key}")
+            ok = answers_mcp(granted) if what.endswith("initialize") else granted.status_code == 200
+            findings.check(ok, "VA-HTTP-009", f"with the right key: HTTP {granted.status_code}", case=what,
+                           request=what)
+            scan_own(srv, contract_fixture, profile, findings, what, case=what)
+        srv.close(timeout=5)
+
+
 def _preflight(base: str, path: str, origin: str) -> httpx.Response:
     return httpx.options(base + path, headers={"Origin": origin, "Access-Control-Request-Method": "POST",
                                                "Access-Control-Request-Headers": "content-type"}, timeout=30)

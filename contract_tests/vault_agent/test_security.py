@@ -26,7 +26,9 @@ def test_search_and_related_results_carry_no_note_or_chunk_content(server, clien
                                                                    profile):
     front = contract_fixture.canaries["frontmatter"]
     limit = profile.limits["snippet_chars"]
-    calls = [("search", {"query": f"{token(name)} lantern meadow", "limit": 50}) for name in ("alpha", "gamma", "beta")]
+    # The large note's chunks are long: a snippet cut at the wrong length shows only there.
+    calls = [("search", {"query": f"{token(name)} lantern meadow", "limit": 50})
+             for name in ("alpha", "gamma", "beta", "large")]
     calls += [("related", {"type": "note", "id": ids.note(name, "VA-OUT-001"), "limit": 50, "mode": "lexical"})
               for name in ("alpha", "gamma")]
     chunks: dict[tuple[str, int], str | None] = {}

@@ -226,6 +226,24 @@ def va_stdio_starts_http():
     cli.run_mcp = run_mcp
 
 
+@mutant("VA-OUT-001", profile=PROFILE)
+def va_long_snippets():
+    """Snippets may run to 600 characters: only long chunks show it (short ones get at most half)."""
+    core.SNIPPET_MAX = 600
+
+
+@mutant("VA-HTTP-009", profile=PROFILE, transport="http")
+def va_loopback_skips_key():
+    """On a loopback bind a configured API key is not asked for."""
+    original = http_app.Gate.__init__
+
+    def init(self, app, settings, mcp_path):
+        original(self, app, settings, mcp_path)
+        if settings.loopback:
+            self.key = b""
+    http_app.Gate.__init__ = init
+
+
 # -- the correct variant ------------------------------------------------------------------------
 SNAKE = {"noteId": "note_id", "chunkIndex": "chunk_index", "allowLarge": "allow_large",
          "vaultRelativePath": "vault_relative_path"}
