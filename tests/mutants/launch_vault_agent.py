@@ -244,6 +244,16 @@ def va_loopback_skips_key():
     http_app.Gate.__init__ = init
 
 
+@mutant("VA-CFG-003", profile=PROFILE, transport="http")
+def va_unknown_keys_ignored():
+    """Unknown configuration keys are dropped silently instead of stopping start-up."""
+    original = config._flatten
+
+    def flatten(table, prefix=""):
+        return {k: v for k, v in original(table, prefix).items() if k in config.BY_NAME or k in config.INERT_KEYS}
+    config._flatten = flatten
+
+
 # -- the correct variant ------------------------------------------------------------------------
 SNAKE = {"noteId": "note_id", "chunkIndex": "chunk_index", "allowLarge": "allow_large",
          "vaultRelativePath": "vault_relative_path"}
