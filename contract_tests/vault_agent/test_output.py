@@ -78,3 +78,19 @@ def test_the_stdio_server_listens_on_no_port(suite, server, client, names):
                  if s.startswith("tcp") and s.split()[2].endswith(":0000")]
     with Findings() as findings:
         findings.check(not listening, "VA-STDIO-009", f"the stdio process holds listening sockets: {listening[:3]}")
+
+
+@pytest.mark.integration
+@pytest.mark.req("VA-CHUNK-001")
+def test_chunk_content_excludes_the_frontmatter(server, client, names, ids, contract_fixture):
+    """The alpha note opens with frontmatter holding the frontmatter canary in a private key."""
+    note, front = ids.note("alpha", "VA-CHUNK-001"), contract_fixture.canaries["frontmatter"]
+    with Findings() as findings:
+        for index in ids.chunks.get("alpha") or [0]:
+            response, request = _call(server, names, "get_chunk", {"noteId": note, "chunkIndex": index})
+            if findings.check(called_ok(response), "VA-CHUNK-001", f"failed: {short(response, 160)}",
+                              request=request):
+                content = mcp_payload(response).get("content")
+                findings.check(isinstance(content, str) and front not in content.lower()
+                               and not content.lstrip().startswith("---"), "VA-CHUNK-001",
+                               f"chunk {index} carries the note's frontmatter", request=request)

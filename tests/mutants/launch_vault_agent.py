@@ -254,6 +254,21 @@ def va_unknown_keys_ignored():
     config._flatten = flatten
 
 
+@mutant("VA-CHUNK-001", profile=PROFILE)
+def va_frontmatter_in_chunk():
+    """get_chunk answers the first chunk with the note's frontmatter block in front of it."""
+    original = core.Core.get_chunk
+
+    def get_chunk(self, args):
+        reply = original(self, args)
+        if reply.data.get("chunkIndex") == 0:
+            text = (self._rules().root / reply.data["path"]).read_text(encoding="utf-8")
+            if text.startswith("---\n"):
+                reply.data["content"] = text[:text.index("\n---\n", 4) + 5] + reply.data["content"]
+        return reply
+    core.Core.get_chunk = get_chunk
+
+
 # -- the correct variant ------------------------------------------------------------------------
 SNAKE = {"noteId": "note_id", "chunkIndex": "chunk_index", "allowLarge": "allow_large",
          "vaultRelativePath": "vault_relative_path"}
