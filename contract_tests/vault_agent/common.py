@@ -281,7 +281,9 @@ def start_http(servers, suite, fixture, role: str, *, values: dict[str, str] | N
     """An HTTP server from a role's command on a free port; its output joins the leak scans."""
     port = str(free_port())
     argv, environment, home = role_argv(servers, suite, fixture, role, {"port": port, **(values or {})}, env, append)
-    srv = HttpServer(f"http://127.0.0.1:{port}{path}", argv, env=environment, cwd=home, headers=headers)
+    # Several serves may start side by side on a loaded machine: a slow start is not a finding.
+    srv = HttpServer(f"http://127.0.0.1:{port}{path}", argv, env=environment, cwd=home, headers=headers,
+                     startup_timeout=60)
     servers.started.append(srv)
     allow_startup_vault_path(srv, fixture)
     return srv
