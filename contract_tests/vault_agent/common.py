@@ -289,6 +289,15 @@ def start_http(servers, suite, fixture, role: str, *, values: dict[str, str] | N
     return srv
 
 
+def start_server(servers, suite, fixture, **kwargs):
+    """A server under test of its own (servers.start); over HTTP it is a serve, whose startup
+    output may name the vault root."""
+    srv = servers.start(fixture, **kwargs)
+    if suite.transport == "http" and srv.proc is not None:
+        allow_startup_vault_path(srv, fixture)
+    return srv
+
+
 def start_stdio(servers, suite, fixture, *, values: dict[str, str] | None = None, env: dict[str, str] | None = None,
                 append: tuple[str, ...] = ()) -> StdioServer:
     argv, environment, home = role_argv(servers, suite, fixture, "server", values, env, append)

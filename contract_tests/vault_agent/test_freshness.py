@@ -14,7 +14,7 @@ from contract_tests.checks import called_ok, short, structured_error
 from contract_tests.harness.vault_agent import NOTES
 from contract_tests.verdicts import Findings, RequirementFailure, describe_call
 from contract_tests.vault_agent.common import (
-    Ids, choice, error_code_of, mcp_payload, profiles_mark, protocol_version, rpc_error, wait_for,
+    Ids, choice, error_code_of, mcp_payload, profiles_mark, protocol_version, rpc_error, start_server, wait_for,
 )
 
 pytestmark = profiles_mark
@@ -35,10 +35,10 @@ def _knows_edit(srv, names) -> bool:
 
 
 @pytest.fixture(scope="module")
-def fresh(servers, contract_fixture, profile, tmp_path_factory, names):
+def fresh(suite, servers, contract_fixture, profile, tmp_path_factory, names):
     """A private fixture (edits and index runs are the point) with its own server and ids."""
     fixture = contract_fixture.private_copy(tmp_path_factory.mktemp("freshness"), profile)
-    srv = servers.start(fixture)
+    srv = start_server(servers, suite, fixture)
     srv.initialize(protocol_version())
     yield fixture, srv, Ids(srv, names)
     srv.close(timeout=5)
@@ -157,7 +157,7 @@ def test_a_held_writer_shows_as_pending_then_updating_with_a_warning(fresh, name
 def incompatible(suite, servers, contract_fixture):
     """A server whose vault.exclude differs from the one the index was built with."""
     config = contract_fixture.write_config("incompatible.toml", '[vault]\nexclude = ["drafts/"]\n')
-    srv = servers.start(contract_fixture, extra={"config": str(config)})
+    srv = start_server(servers, suite, contract_fixture, extra={"config": str(config)})
     srv.initialize(protocol_version())
     yield srv
     srv.close(timeout=5)

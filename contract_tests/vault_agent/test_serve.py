@@ -58,7 +58,8 @@ def test_a_configured_api_key_guards_every_endpoint_on_loopback_too(suite, serve
     srv = start_http(servers, suite, contract_fixture, "serve", env={"VAULT_AGENT_API_KEY": key, MCP_ENABLED: "true"})
     base = api_base(srv)
     calls = {"GET /health": lambda **h: httpx.get(base + "/health", headers=h, timeout=30),
-             "POST /search": lambda **h: httpx.post(base + "/search", json={"query": "tokalpha"}, headers=h, timeout=30),
+             "POST /search": lambda **h: httpx.post(base + "/search", json={"query": "tokalpha"}, headers=h,
+                                                    timeout=30),
              "POST /mcp initialize": lambda **h: initialize_http(base, "/mcp", **h)}
     with Findings() as findings:
         for what, call in calls.items():
