@@ -35,11 +35,17 @@ def load(path: str, profile: Profile) -> dict[str, Any]:
         if key not in ("profile", "implementation") and key not in allowed:
             raise DeclarationError(f"{path}: profile {profile.id} leaves no choice named {key!r} "
                                    f"(declarable: {', '.join(sorted(allowed)) or 'none'})")
-    classes = {c["id"] for c in profile.data.get("failure_classes", [])}
-    for name in data.get("error_codes", {}):
+    classes = {c["id"]: c for c in profile.data.get("failure_classes", [])}
+    for name, codes in data.get("error_codes", {}).items():
         if name not in classes:
             raise DeclarationError(f"{path}: error_codes: {name!r} is not a failure class of {profile.id} "
                                    f"({', '.join(sorted(classes))})")
+        klass = classes[name]
+        permitted = [klass["code"]] if "code" in klass else klass.get("codes")
+        outside = [c for c in ([codes] if isinstance(codes, str) else codes) if permitted and c not in permitted]
+        if outside:
+            raise DeclarationError(f"{path}: error_codes: {name}: {', '.join(outside)} not among the codes the "
+                                   f"documents allow ({', '.join(permitted)})")
     for name in data.get("choices", {}):
         if name not in allowed.get("choices", {}):
             raise DeclarationError(f"{path}: choices: {name!r} is not a choice of {profile.id}")

@@ -20,12 +20,13 @@ import yaml
 
 from contract_tests import contracts
 from contract_tests.checks import called_ok, payload, result_of
+from contract_tests.harness import canaries, stdio as stdio_harness
 from contract_tests.harness.http import HttpServer, free_port
 from contract_tests.harness.process import render_command
 from contract_tests.harness.stdio import StdioServer
 from contract_tests.harness.system import process_tree
 from contract_tests.harness.vault_agent import NOTES, token
-from contract_tests.verdicts import Finding, RequirementFailure, describe_call
+from contract_tests.verdicts import Finding, Findings, RequirementFailure, describe_call
 
 PROFILE = "vault-agent"
 profiles_mark = pytest.mark.profiles(PROFILE)
@@ -33,6 +34,12 @@ TOOLS = ("search", "get_note", "get_chunk", "get_attachment", "related")
 VALIDATION_RPC, INVALID_PARAMS, METHOD_NOT_FOUND = -32000, -32602, -32601
 OLDEST_VERSION = "2025-03-26"
 INITIALIZE = {"capabilities": {}, "clientInfo": {"name": "retrieval-contract", "version": "0.1.0"}}
+
+
+def protocol_version() -> str:
+    """The protocol version the suite initializes with. The harness will negotiate it from the
+    versions the profile's documents allow; until then it is the harness's handshake version."""
+    return getattr(stdio_harness, "NEGOTIATED", None) or stdio_harness.LATEST_HANDSHAKE
 
 
 def choice(name: str) -> Any:
@@ -52,8 +59,86 @@ def validation_codes() -> set[str]:
     return {code for code, rpc in rpc_codes().items() if rpc == VALIDATION_RPC}
 
 
-def blocked(req: str, message: str, request: str | None = None) -> RequirementFailure:
-    return RequirementFailure([Finding(req, message, None, request, "blocked")])
+def blocked(req: str, message: str, request: str | None = None, by: str | None = None) -> RequirementFailure:
+    return RequirementFailure([Finding(req, message, None, request, "blocked", by)])
+
+
+def declared_codes(klass: dict[str, Any]) -> list[str]:
+    """The codes a failure class may give: the declared one(s) (`error_codes`, a string or a
+    list) among those the documents allow (`code` or `codes`), else all those."""
+    allowed = [klass["code"]] if "code" in klass else list(klass.get("codes", []))
+    declared = contracts.DECLARATION.get("error_codes", {}).get(klass["id"])
+    declared = [declared] if isinstance(declared, str) else list(declared or [])
+    return [c for c in allowed if c in declared] or allowed
+
+
+# -- one test per requirement of a shared sweep ----------------------------------------------------
+_SWEEPS: dict[Any, tuple[list[Finding], BaseException | None]] = {}
+
+
+def per_requirement(*reqs: str):
+    """Parametrize a test over the requirements one sweep checks, one test each: a requirement
+    that held never reads not-run because another of the sweep failed (one defect, one finding)."""
+    return pytest.mark.parametrize("req", [pytest.param(r, marks=pytest.mark.req(r), id=r) for r in reqs])
+
+
+def sweep_verdict(key: Any, req: str, cited: tuple[str, ...], run) -> None:
+    """Run `run(findings)` once per worker for `key`; fail (or block) `req` with its own findings.
+    Findings of requirements the sweep does not cite (a leak it saw) go with the first it cites."""
+    if key not in _SWEEPS:
+        findings = Findings()
+        stopped: BaseException | None = None
+        try:
+            run(findings)
+        except RequirementFailure as failure:
+            findings.items.extend(failure.findings)
+        except pytest.skip.Exception as exc:
+            stopped = exc
+        _SWEEPS[key] = (findings.items, stopped)
+    items, stopped = _SWEEPS[key]
+    if stopped is not None:
+        raise stopped
+    mine = [f for f in items if f.req == req or (req == cited[0] and f.req not in cited)]
+    if mine:
+        raise RequirementFailure(mine)
+
+
+# -- leaks, attributed to the request that carried them ---------------------------------------------
+def scan_own(srv, fixture, profile, findings: Findings, request: str | None, case: str | None = None) -> None:
+    """Scan what `srv` wrote since its last scan and file each leak with the request that made
+    it; the autouse canary guard then finds nothing of it left to attribute to another test."""
+    mark = srv.transcript.mark()
+    out, err = srv.transcript.since(getattr(srv, "rc_scanned", (0, 0, 0)))
+    srv.rc_scanned = mark
+    for req, leak in canaries.scan_output(out, fixture.canaries, profile.output_canaries, srv.sent_params,
+                                          profile.echo_allowed):
+        findings.fail(req, f"server output leaked: {leak}", case=case, request=request)
+    rules = profile.leak_requirements("stderr")
+    for leak in canaries.scan_lines(err, fixture.canaries, "stderr", rules):
+        findings.fail(rules[leak.cls], f"server log leaked: {leak}", case=case, request=request)
+
+
+def allow_startup_vault_path(srv, fixture, settle: float = 0.3, bound: float = 3.0) -> None:
+    """`vault-agent serve` startup output may display the configured vault root absolute path
+    (Phase 1 indexing.md): once the server listens and its output has settled, the vault root in
+    the lines written so far is replaced by `{vault}`, so that only the allowed path is spared
+    and every other leak in them, and any later line naming it, is still found. A server whose
+    output was already scanned is past its startup: nothing is spared."""
+    if hasattr(srv, "rc_scanned"):
+        return
+    lines = srv.transcript.stderr
+    deadline, seen, quiet_since = time.monotonic() + bound, -1, time.monotonic()
+    while time.monotonic() < deadline:
+        if len(lines) != seen:
+            seen, quiet_since = len(lines), time.monotonic()
+        elif time.monotonic() - quiet_since >= settle:
+            break
+        time.sleep(0.05)
+    roots = sorted({str(fixture.vault), str(Path(fixture.vault).resolve())}, key=len, reverse=True)
+    with srv.transcript._lock:
+        for n in range(len(lines)):
+            for root in roots:
+                lines[n] = lines[n].replace(root, "{vault}")
 
 
 # -- note ids ------------------------------------------------------------------------------------
@@ -84,7 +169,7 @@ class Ids:
 
     def note(self, name: str, req: str) -> str:
         if name not in self.notes:
-            raise blocked(req, f"the id of {NOTES[name]} is unknown: search did not find it (VA-SRCH-001)")
+            raise blocked(req, f"the id of {NOTES[name]} is unknown: search did not find it", by="VA-SRCH-001")
         return self.notes[name]
 
     def unknown(self, req: str) -> str:
@@ -196,8 +281,20 @@ def start_http(servers, suite, fixture, role: str, *, values: dict[str, str] | N
     """An HTTP server from a role's command on a free port; its output joins the leak scans."""
     port = str(free_port())
     argv, environment, home = role_argv(servers, suite, fixture, role, {"port": port, **(values or {})}, env, append)
-    srv = HttpServer(f"http://127.0.0.1:{port}{path}", argv, env=environment, cwd=home, headers=headers)
+    # Several serves may start side by side on a loaded machine: a slow start is not a finding.
+    srv = HttpServer(f"http://127.0.0.1:{port}{path}", argv, env=environment, cwd=home, headers=headers,
+                     startup_timeout=60)
     servers.started.append(srv)
+    allow_startup_vault_path(srv, fixture)
+    return srv
+
+
+def start_server(servers, suite, fixture, **kwargs):
+    """A server under test of its own (servers.start); over HTTP it is a serve, whose startup
+    output may name the vault root."""
+    srv = servers.start(fixture, **kwargs)
+    if suite.transport == "http" and srv.proc is not None:
+        allow_startup_vault_path(srv, fixture)
     return srv
 
 

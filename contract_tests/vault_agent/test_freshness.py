@@ -1,5 +1,5 @@
-"""vault-agent index freshness, produced by the suite: stale after an edit until the index
-command runs, pending and updating while a held writer runs (the optional hold command), and
+"""vault-agent index freshness, produced by the suite: stale, pending or updating after an edit
+until the index (or a watcher) runs, pending and updating while a held writer runs (the optional hold command), and
 incompatible when the server's vault.exclude differs from the index's."""
 
 from __future__ import annotations
@@ -14,19 +14,32 @@ from contract_tests.checks import called_ok, short, structured_error
 from contract_tests.harness.vault_agent import NOTES
 from contract_tests.verdicts import Findings, RequirementFailure, describe_call
 from contract_tests.vault_agent.common import (
-    Ids, choice, error_code_of, mcp_payload, profiles_mark, rpc_error, wait_for,
+    Ids, choice, error_code_of, mcp_payload, profiles_mark, protocol_version, rpc_error, start_server, wait_for,
 )
 
 pytestmark = profiles_mark
 LEXICAL = {"query": "tokbeta lantern", "mode": "lexical", "limit": 5}
+# After an edit the Phase 2 documents allow any of these (status-api.md): `stale` ("changes may
+# exist but are not reflected"), `pending` (a watcher knows and waits for debounce or the writer),
+# `updating` (a writer is applying them). Each comes with a warning ("Stale, pending, and updating
+# states include visible warnings").
+NOT_FRESH = ("stale", "pending", "updating")
+SETTLE_S = 30  # how long a watcher may take to finish what it started (the index command's own wait aside)
+
+
+def _knows_edit(srv, names) -> bool:
+    """The edited text is found and reported fresh: the edit is already indexed."""
+    response, _ = _search(srv, names, {"query": "tokeditedword", "mode": "lexical"})
+    paths = [r.get("path") for r in (mcp_payload(response).get("results") or [])] if called_ok(response) else []
+    return _state(response)[0] == "fresh" and NOTES["beta"] in paths
 
 
 @pytest.fixture(scope="module")
-def fresh(servers, contract_fixture, profile, tmp_path_factory, names):
+def fresh(suite, servers, contract_fixture, profile, tmp_path_factory, names):
     """A private fixture (edits and index runs are the point) with its own server and ids."""
     fixture = contract_fixture.private_copy(tmp_path_factory.mktemp("freshness"), profile)
-    srv = servers.start(fixture)
-    srv.initialize()
+    srv = start_server(servers, suite, fixture)
+    srv.initialize(protocol_version())
     yield fixture, srv, Ids(srv, names)
     srv.close(timeout=5)
 
@@ -72,12 +85,20 @@ def test_an_edit_makes_search_and_related_stale_with_a_warning_until_the_index_r
             response = srv.call_tool(tool, names.args(tool, args))
             state, warnings = _state(response)
             request = describe_call(tool, args)
-            findings.check(state == "stale", req, f"after an edit {tool} reports freshness {short(state)}",
-                           case="stale", request=request)
+            if state == "fresh" and _knows_edit(srv, names):
+                continue  # a watcher already indexed the edit: nothing was ever out of date
+            findings.check(state in NOT_FRESH, req, f"after an edit {tool} reports freshness {short(state)} "
+                           f"(expected one of {', '.join(NOT_FRESH)})", case="after-edit", request=request)
             findings.check(len(warnings) > len(baseline[tool]), req, f"after an edit {tool} carries no freshness "
-                           f"warning (warnings {short(warnings, 160)})", case="stale", request=request)
+                           f"warning (warnings {short(warnings, 160)})", case="after-edit", request=request)
         fixture.index()
-        response, request = _search(srv, names, {"query": "tokeditedword", "mode": "lexical"})
+        seen: list = []
+
+        def settled() -> bool:  # a watcher may still be applying the edit when the index command returns
+            seen[:] = [_search(srv, names, {"query": "tokeditedword", "mode": "lexical"})]
+            return _state(seen[0][0])[0] == "fresh"
+        wait_for(settled, SETTLE_S, 0.5)
+        response, request = seen[0]
         state, warnings = _state(response)
         findings.check(state == "fresh" and warnings == baseline["search"], req,
                        f"after the index command: freshness {short(state)}, warnings {short(warnings, 120)}",
@@ -136,8 +157,8 @@ def test_a_held_writer_shows_as_pending_then_updating_with_a_warning(fresh, name
 def incompatible(suite, servers, contract_fixture):
     """A server whose vault.exclude differs from the one the index was built with."""
     config = contract_fixture.write_config("incompatible.toml", '[vault]\nexclude = ["drafts/"]\n')
-    srv = servers.start(contract_fixture, extra={"config": str(config)})
-    srv.initialize()
+    srv = start_server(servers, suite, contract_fixture, extra={"config": str(config)})
+    srv.initialize(protocol_version())
     yield srv
     srv.close(timeout=5)
 

@@ -17,9 +17,10 @@ from contract_tests.checks import called_ok, short
 from contract_tests.harness.http import HttpServer, free_port, messages_of
 from contract_tests.harness.vault_agent import NOTES, token
 from contract_tests.verdicts import Findings, describe_call
+from contract_tests.harness import canaries
 from contract_tests.vault_agent.common import (
-    OLDEST_VERSION, role_argv, answers_mcp, api_base, choice, initialize_http, mcp_payload,
-    profiles_mark, run_once, start_http,
+    OLDEST_VERSION, answers_mcp, api_base, choice, initialize_http, mcp_payload, per_requirement, profiles_mark,
+    protocol_version, role_argv, run_once, scan_own, start_http, sweep_verdict,
 )
 
 pytestmark = profiles_mark
@@ -71,33 +72,39 @@ def _start_all(servers, suite, fixture, cases):
     return started
 
 
+CONFIG = ("VA-CFG-001", "VA-CFG-002", "VA-HTTP-001")
+
+
 @pytest.mark.integration
-@pytest.mark.req("VA-CFG-001", "VA-CFG-002", "VA-HTTP-001")
+@per_requirement(*CONFIG)
 def test_mcp_enablement_and_endpoint_follow_flags_then_environment_then_toml_then_defaults(
-        suite, servers, contract_fixture):
+        req, suite, servers, contract_fixture):
+    sweep_verdict("config", req, CONFIG, lambda findings: _config_sweep(suite, servers, contract_fixture, findings))
+
+
+def _config_sweep(suite, servers, contract_fixture, findings) -> None:
     started = _start_all(servers, suite, contract_fixture, PRECEDENCE)
-    with Findings() as findings:
-        for name, _toml_text, env, flags, on, off, reqs in PRECEDENCE:
-            srv = started.get(name)
-            if not isinstance(srv, HttpServer):
-                for req in reqs:
-                    findings.fail(req, f"serve did not start: {short(str(srv), 160)}", case=name)
-                continue
-            base = api_base(srv)
-            if on is not None:
-                ok = answers_mcp(initialize_http(base, on))
-                for req in reqs:
-                    findings.check(ok, req, f"MCP does not answer at {on} (env {env}, flags {list(flags)})", case=name)
-            for path in off:
-                ok = answers_mcp(initialize_http(base, path))
-                for req in reqs:
-                    findings.check(not ok, req, f"MCP answers at {path}, which the settings override or leave off "
-                                   f"(env {env}, flags {list(flags)})", case=name)
-            if name == "default":
-                api = httpx.post(base + "/search", json={"query": "tokalpha"}, timeout=30)
-                findings.check(api.status_code == 200, "VA-HTTP-001", f"the HTTP API does not answer: "
-                               f"{api.status_code}", case=name)
-            srv.close(timeout=5)
+    for name, _toml_text, env, flags, on, off, reqs in PRECEDENCE:
+        srv = started.get(name)
+        if not isinstance(srv, HttpServer):
+            for req in reqs:
+                findings.fail(req, f"serve did not start: {short(str(srv), 160)}", case=name)
+            continue
+        base = api_base(srv)
+        if on is not None:
+            ok = answers_mcp(initialize_http(base, on))
+            for req in reqs:
+                findings.check(ok, req, f"MCP does not answer at {on} (env {env}, flags {list(flags)})", case=name)
+        for path in off:
+            ok = answers_mcp(initialize_http(base, path))
+            for req in reqs:
+                findings.check(not ok, req, f"MCP answers at {path}, which the settings override or leave off "
+                               f"(env {env}, flags {list(flags)})", case=name)
+        if name == "default":
+            api = httpx.post(base + "/search", json={"query": "tokalpha"}, timeout=30)
+            findings.check(api.status_code == 200, "VA-HTTP-001", f"the HTTP API does not answer: "
+                           f"{api.status_code}", case=name)
+        srv.close(timeout=5)
 
 
 @pytest.mark.integration
@@ -164,8 +171,9 @@ def _listening(port: int) -> bool:
         return False
 
 
-def _keyless_public(servers, suite, fixture) -> tuple[str, str]:
-    """Start the public command with no key: ('refused', status) or ('served', what /mcp did)."""
+def _keyless_public(servers, suite, fixture) -> tuple[str, str, list[str]]:
+    """Start the public command with no key: ('refused', status) or ('served', what /mcp did),
+    with its log lines (the vault root of its startup output spared, as Phase 1 allows)."""
     port = free_port()
     argv, env, home = role_argv(servers, suite, fixture, "public", {"port": str(port), "api_key": ""}, None, ())
     proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
@@ -175,61 +183,95 @@ def _keyless_public(servers, suite, fixture) -> tuple[str, str]:
         while time.monotonic() < deadline and proc.poll() is None and not _listening(port):
             time.sleep(0.1)
         if proc.poll() is not None:
-            return "refused", f"exited {proc.returncode}"
+            return "refused", f"exited {proc.returncode}", _logs(proc, fixture, True)
         if not _listening(port):
-            return "hung", "neither exited nor listened within 30 s"
+            return "hung", "neither exited nor listened within 30 s", _logs(proc, fixture, False)
         response = initialize_http(f"http://127.0.0.1:{port}", "/mcp")
-        return "served", f"{response.status_code}" + (" with an MCP answer" if answers_mcp(response) else "")
+        outcome = "served", f"{response.status_code}" + (" with an MCP answer" if answers_mcp(response) else "")
+        return (*outcome, _logs(proc, fixture, False))
     finally:
         if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(5)
+            proc.kill()
+            proc.wait(5)
+
+
+def _logs(proc, fixture, exited: bool) -> list[str]:
+    """What the process wrote on stderr (it is stopped first when still running)."""
+    if not exited:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(5)
+    text = proc.stderr.read().decode("utf-8", "replace") if proc.stderr else ""
+    for root in sorted({str(fixture.vault), str(fixture.vault.resolve())}, key=len, reverse=True):
+        text = text.replace(root, "{vault}")  # a line naming the vault root: startup output may (indexing.md)
+    return text.splitlines()
+
+
+PUBLIC = ("VA-HTTP-005", "VA-SEC-001")
 
 
 @pytest.mark.security
-@pytest.mark.req("VA-HTTP-005", "VA-SEC-001")
-def test_a_non_loopback_bind_requires_the_api_key(suite, servers, contract_fixture, names):
+@per_requirement(*PUBLIC)
+def test_a_non_loopback_bind_requires_the_api_key(req, suite, servers, contract_fixture, names, profile):
+    """Over HTTP runs only: VA-HTTP-005 is a requirement of that transport (a stdio run's verdict
+    on it would read n/a, hiding a failure)."""
+    if suite.transport != "http":
+        pytest.skip("a requirement of Streamable HTTP runs (VA-HTTP-005)")
+    sweep_verdict("public", req, PUBLIC, lambda findings: _public_sweep(suite, servers, contract_fixture, names,
+                                                                        profile, findings))
+
+
+def _public_sweep(suite, servers, contract_fixture, names, profile, findings) -> None:
     key = contract_fixture.api_key
     keyless: list[tuple[str, str]] = []
     thread = threading.Thread(target=lambda: keyless.append(_keyless_public(servers, suite, contract_fixture)))
     thread.start()
     srv = start_http(servers, suite, contract_fixture, "public")
     base, path = api_base(srv), httpx.URL(srv.url).path
-    with Findings() as findings:
-        refusals = {"no key": initialize_http(base, path),
-                    "wrong key": initialize_http(base, path, Authorization="Bearer " + "x" * len(key)),
-                    "key in the query string": initialize_http(base, f"{path}?api_key={key}&apiKey={key}&key={key}")}
-        for what, response in refusals.items():
-            allowed = (401, 403) if what == "wrong key" else (401,)
-            findings.check(response.status_code in allowed and not answers_mcp(response), "VA-HTTP-005",
-                           f"{what}: HTTP {response.status_code}{' with an MCP answer' if answers_mcp(response) else ''}",
-                           case=what)
-            findings.check(key not in response.text and key not in str(response.headers), "VA-SEC-001",
-                           f"{what}: the answer carries the API key", case=what)
-        granted = initialize_http(base, path, Authorization=f"Bearer {key}")
-        if findings.check(answers_mcp(granted), "VA-HTTP-005", f"the right key: HTTP {granted.status_code}",
-                          case="right key"):
-            session = HttpServer(srv.url, headers={"Authorization": f"Bearer {key}"})
-            servers.started.append(session)
-            session.initialize()
-            args = names.args("search", {"query": "tokalpha"})
-            findings.check(called_ok(session.call_tool("search", args)), "VA-HTTP-005",
-                           "a tool call with the right key failed", case="right key", request=describe_call("search", args))
-        srv.close(timeout=5)
-        thread.join(60)
-        outcome, detail = keyless[0] if keyless else ("hung", "no outcome")
-        declared = choice("public_without_key")
-        if outcome == "served":
-            findings.check(detail.startswith("401") and "MCP answer" not in detail and declared != "refuse",
-                           "VA-HTTP-005", f"started without a key on 0.0.0.0, and a request without a key got {detail}",
-                           case="no key configured")
-        else:
-            findings.check(outcome == "refused" and declared != "generate", "VA-HTTP-005",
-                           f"without a key on 0.0.0.0 the server {detail}", case="no key configured")
+    refusals = {"no key": {}, "wrong key": {"Authorization": "Bearer " + "x" * len(key)},
+                "key in the query string": {"query": f"?api_key={key}&apiKey={key}&key={key}"}}
+    for what, headers in refusals.items():
+        query = headers.pop("query", "")
+        response = initialize_http(base, path + query, **headers)
+        allowed = (401, 403) if what == "wrong key" else (401,)
+        findings.check(response.status_code in allowed and not answers_mcp(response), "VA-HTTP-005",
+                       f"{what}: HTTP {response.status_code}{' with an MCP answer' if answers_mcp(response) else ''}",
+                       case=what)
+        findings.check(key not in response.text and key not in str(response.headers), "VA-SEC-001",
+                       f"{what}: the answer carries the API key", case=what)
+        scan_own(srv, contract_fixture, profile, findings, f"POST {path}{'?<key>' if query else ''} initialize",
+                 case=what)
+    granted = initialize_http(base, path, Authorization=f"Bearer {key}")
+    if findings.check(answers_mcp(granted), "VA-HTTP-005", f"the right key: HTTP {granted.status_code}",
+                      case="right key"):
+        session = HttpServer(srv.url, headers={"Authorization": f"Bearer {key}"})
+        servers.started.append(session)
+        session.initialize(protocol_version())
+        args = names.args("search", {"query": "tokalpha"})
+        request = describe_call("search", args)
+        findings.check(called_ok(session.call_tool("search", args)), "VA-HTTP-005",
+                       "a tool call with the right key failed", case="right key", request=request)
+        for each in (session, srv):
+            scan_own(each, contract_fixture, profile, findings, request, case="right key")
+    srv.close(timeout=5)
+    scan_own(srv, contract_fixture, profile, findings, "shutting down", case="right key")
+    thread.join(60)
+    outcome, detail, logs = keyless[0] if keyless else ("hung", "no outcome", [])
+    rules = profile.leak_requirements("stderr")
+    for leak in canaries.scan_lines(logs, contract_fixture.canaries, "stderr", rules):
+        findings.fail(rules[leak.cls], f"server log leaked: {leak}", case="no key configured",
+                      request="the public command with no key")
+    declared = choice("public_without_key")
+    if outcome == "served":
+        findings.check(detail.startswith("401") and "MCP answer" not in detail and declared != "refuse",
+                       "VA-HTTP-005", f"started without a key on 0.0.0.0, and a request without a key got {detail}",
+                       case="no key configured")
+    else:
+        findings.check(outcome == "refused" and declared != "generate", "VA-HTTP-005",
+                       f"without a key on 0.0.0.0 the server {detail}", case="no key configured")
 
 
 def _preflight(base: str, path: str, origin: str) -> httpx.Response:

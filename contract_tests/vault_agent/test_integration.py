@@ -16,7 +16,8 @@ from contract_tests.harness.http import messages_of
 from contract_tests.harness.vault_agent import NOTES
 from contract_tests.verdicts import Findings, describe_call
 from contract_tests.vault_agent.common import (
-    INITIALIZE, OLDEST_VERSION, choice, error_code_of, mcp_payload, profiles_mark, rpc_error,
+    INITIALIZE, OLDEST_VERSION, choice, error_code_of, mcp_payload, per_requirement, profiles_mark, rpc_error,
+    sweep_verdict,
 )
 
 pytestmark = profiles_mark
@@ -125,21 +126,31 @@ def _check_malformed_http(findings, server) -> None:
                    f"got HTTP {response.status_code} {short(response.text, 160)}")
 
 
+PROTO = ("VA-PROTO-001", "VA-PROTO-002", "VA-PROTO-003", "VA-PROTO-004", "VA-PROTO-005")
+
+
 @pytest.mark.integration
-@pytest.mark.req("VA-PROTO-001", "VA-PROTO-002", "VA-PROTO-003", "VA-PROTO-004", "VA-PROTO-005")
-def test_the_handshake_and_malformed_input_are_answered_as_the_documents_say(suite, servers, server, client,
+@per_requirement(*PROTO)
+def test_the_handshake_and_malformed_input_are_answered_as_the_documents_say(req, suite, servers, server, client,
                                                                             contract_fixture):
+    sweep_verdict("handshake", req, PROTO, lambda findings: _handshake(suite, servers, server, contract_fixture,
+                                                                       findings))
+
+
+def _handshake(suite, servers, server, contract_fixture, findings) -> None:
     asked = [OLDEST_VERSION, *UNSUPPORTED, None]
     params = [{**INITIALIZE, **({"protocolVersion": v} if v else {})} for v in asked]
     seen: dict = {}
     answers = dict(zip(asked, _initialize_all(suite, servers, server, contract_fixture, params,
                                               lambda srv: _malformed(srv, seen))))
-    with Findings() as findings:
-        _check_versions(findings, answers)
-        if suite.transport == "http":
-            _check_malformed_http(findings, server)
-        elif "after_bad" in seen:
-            _check_malformed_stdio(findings, seen)
+    _check_versions(findings, answers)
+    if suite.transport == "http":
+        _check_malformed_http(findings, server)
+    elif "after_bad" in seen:
+        _check_malformed_stdio(findings, seen)
+    else:
+        for req in ("VA-PROTO-004", "VA-PROTO-005"):
+            findings.block(req, f"initialize {OLDEST_VERSION} failed on a fresh server", by="VA-PROTO-001")
 
 
 @pytest.mark.integration
@@ -246,8 +257,18 @@ def test_an_attachment_is_metadata_unless_downloaded_then_base64_with_its_mime_t
 
 
 @pytest.mark.integration
-@pytest.mark.req("VA-SIZE-003", "VA-SIZE-004")
-def test_downloads_over_10_mib_need_allow_large_and_over_50_mib_always_fail(server, client, names, contract_fixture):
+@pytest.mark.req("VA-SIZE-004")
+def test_a_download_over_50_mib_fails_even_with_allow_large(server, client, names):
+    with Findings() as findings:
+        response, request = _call(server, names, "get_attachment", {"vaultRelativePath": "attachments/huge.bin",
+                                                                    "download": True, "allowLarge": True})
+        findings.check(error_code_of(response) == "QUERY_TOO_LARGE", "VA-SIZE-004",
+                       f"64 MiB with allowLarge: {short(response, 160)}", request=request)
+
+
+@pytest.mark.integration
+@pytest.mark.req("VA-SIZE-003")
+def test_a_download_over_10_mib_needs_allow_large(server, client, names, contract_fixture):
     path = contract_fixture.vault / "attachments/eleven.bin"
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     with Findings() as findings:
@@ -261,8 +282,3 @@ def test_downloads_over_10_mib_need_allow_large_and_over_50_mib_always_fail(serv
             content = str(mcp_payload(response).get("content", ""))
             findings.check(hashlib.sha256(base64.b64decode(content)).hexdigest() == digest, "VA-SIZE-003",
                            "the downloaded bytes are not the file's", request=request)
-        del response
-        response, request = _call(server, names, "get_attachment", {"vaultRelativePath": "attachments/huge.bin",
-                                                                    "download": True, "allowLarge": True})
-        findings.check(error_code_of(response) == "QUERY_TOO_LARGE", "VA-SIZE-004",
-                       f"64 MiB with allowLarge: {short(response, 160)}", request=request)

@@ -1,5 +1,5 @@
-"""vault-agent timing: only the budget the documents state (a 60-second tool timeout), with a
-generous margin."""
+"""vault-agent timing: only the budget the documents state (a 60-second tool timeout): an
+answer within it is conforming, however slow."""
 
 from __future__ import annotations
 
@@ -16,8 +16,8 @@ pytestmark = profiles_mark
 
 @pytest.mark.performance
 @pytest.mark.req("VA-PERF-001")
-def test_every_tool_answers_well_within_the_sixty_second_timeout(server, client, names, ids, profile):
-    budget = profile.limits["tool_timeout_s"] / 2
+def test_every_tool_answers_within_the_sixty_second_timeout(server, client, names, ids, profile):
+    budget = profile.limits["tool_timeout_s"]
     note = ids.note("alpha", "VA-PERF-001")
     calls = [("search", {"query": "tokalpha lantern meadow"}), ("search", {"query": "tokbeta", "mode": "hybrid"}),
              ("related", {"type": "note", "id": note}), ("get_note", {"noteId": note}),

@@ -10,7 +10,9 @@ import pytest
 from contract_tests.checks import called_ok, short
 from contract_tests.harness.vault_agent import token
 from contract_tests.verdicts import Findings, describe_call
-from contract_tests.vault_agent.common import Ids, mcp_payload, profiles_mark, rpc_error
+from contract_tests.vault_agent.common import (
+    Ids, mcp_payload, profiles_mark, protocol_version, rpc_error, start_server,
+)
 
 pytestmark = profiles_mark
 
@@ -26,7 +28,9 @@ def test_search_and_related_results_carry_no_note_or_chunk_content(server, clien
                                                                    profile):
     front = contract_fixture.canaries["frontmatter"]
     limit = profile.limits["snippet_chars"]
-    calls = [("search", {"query": f"{token(name)} lantern meadow", "limit": 50}) for name in ("alpha", "gamma", "beta")]
+    # The large note's chunks are long: a snippet cut at the wrong length shows only there.
+    calls = [("search", {"query": f"{token(name)} lantern meadow", "limit": 50})
+             for name in ("alpha", "gamma", "beta", "large")]
     calls += [("related", {"type": "note", "id": ids.note(name, "VA-OUT-001"), "limit": 50, "mode": "lexical"})
               for name in ("alpha", "gamma")]
     chunks: dict[tuple[str, int], str | None] = {}
@@ -62,11 +66,11 @@ def test_search_and_related_results_carry_no_note_or_chunk_content(server, clien
 
 @pytest.mark.security
 @pytest.mark.req("VA-ERR-007")
-def test_no_error_names_an_absolute_path_after_the_vault_vanished(servers, contract_fixture, profile, names,
+def test_no_error_names_an_absolute_path_after_the_vault_vanished(suite, servers, contract_fixture, profile, names,
                                                                   tmp_path_factory):
     fixture = contract_fixture.private_copy(tmp_path_factory.mktemp("vanish"), profile)
-    srv = servers.start(fixture)
-    srv.initialize()
+    srv = start_server(servers, suite, fixture)
+    srv.initialize(protocol_version())
     moved = fixture.vault.with_name("vault-gone")
     try:
         ids = Ids(srv, names)

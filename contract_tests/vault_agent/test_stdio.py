@@ -13,7 +13,8 @@ import pytest
 from contract_tests.checks import called_ok, short
 from contract_tests.verdicts import Findings, describe_call
 from contract_tests.vault_agent.common import (
-    OLDEST_VERSION, TOOLS, error_code_of, profiles_mark, rpc_error, run_once, start_stdio, wait_for,
+    OLDEST_VERSION, TOOLS, error_code_of, per_requirement, profiles_mark, rpc_error, run_once, scan_own,
+    start_stdio, sweep_verdict, wait_for,
 )
 
 pytestmark = profiles_mark
@@ -42,43 +43,51 @@ def _started(servers, suite, fixture, values_list):
     return list(zip(started, answers))
 
 
+BARE = ("VA-STDIO-001", "VA-STDIO-002", "VA-STDIO-005", "VA-RO-002")
+
+
 @pytest.mark.e2e
-@pytest.mark.req("VA-STDIO-001", "VA-STDIO-002", "VA-STDIO-005", "VA-RO-002")
+@per_requirement(*BARE)
 def test_without_a_vault_or_an_index_the_server_starts_and_every_tool_fails_actionably(
-        suite, servers, contract_fixture, names, ids, tmp_path):
+        req, suite, servers, contract_fixture, names, ids, profile, tmp_path_factory):
+    sweep_verdict("bare", req, BARE, lambda findings: _bare_sweep(suite, servers, contract_fixture, names, ids,
+                                                                  profile, tmp_path_factory.mktemp("bare"), findings))
+
+
+def _bare_sweep(suite, servers, contract_fixture, names, ids, profile, tmp_path, findings) -> None:
     absent = tmp_path / "absent-index"
     (no_vault, init_a), (no_index, init_b) = _started(servers, suite, contract_fixture, [
         {"vault": "", "index_dir": str(tmp_path / "unused-index")}, {"index_dir": str(absent)}])
     calls = _calls(ids)
-    with Findings() as findings:
-        for srv, init, req in ((no_vault, init_a, "VA-STDIO-001"), (no_index, init_b, "VA-STDIO-002")):
-            if not findings.check("result" in init, req, f"initialize failed: {short(init, 160)}"):
+    for srv, init, req in ((no_vault, init_a, "VA-STDIO-001"), (no_index, init_b, "VA-STDIO-002")):
+        if not findings.check("result" in init, req, f"initialize failed: {short(init, 160)}"):
+            continue
+        for tool in TOOLS:
+            args = names.args(tool, calls[tool])
+            request = describe_call(tool, args)
+            response = srv.call_tool(tool, args)
+            scan_own(srv, contract_fixture, profile, findings, request, case=tool)
+            error = rpc_error(response) or {}
+            message = error.get("message")
+            if req == "VA-STDIO-001":
+                findings.check(error_code_of(response) == "VAULT_NOT_CONFIGURED" and error.get("code") == -32013,
+                               req, f"without a vault: {short(response, 160)}", case=tool, request=request)
+            elif tool in ("search", "related"):
+                findings.check(error_code_of(response) == "INDEX_NOT_FOUND" and error.get("code") == -32001,
+                               req, f"without an index: {short(response, 160)}", case=tool, request=request)
+            else:
+                findings.check(called_ok(response) or error_code_of(response), req,
+                               f"without an index: neither an answer nor a structured error: "
+                               f"{short(response, 160)}", case=tool, request=request)
                 continue
-            for tool in TOOLS:
-                args = names.args(tool, calls[tool])
-                request = describe_call(tool, args)
-                response = srv.call_tool(tool, args)
-                error = rpc_error(response) or {}
-                message = error.get("message")
-                if req == "VA-STDIO-001":
-                    findings.check(error_code_of(response) == "VAULT_NOT_CONFIGURED" and error.get("code") == -32013,
-                                   req, f"without a vault: {short(response, 160)}", case=tool, request=request)
-                elif tool in ("search", "related"):
-                    findings.check(error_code_of(response) == "INDEX_NOT_FOUND" and error.get("code") == -32001,
-                                   req, f"without an index: {short(response, 160)}", case=tool, request=request)
-                else:
-                    findings.check(called_ok(response) or error_code_of(response), req,
-                                   f"without an index: neither an answer nor a structured error: "
-                                   f"{short(response, 160)}", case=tool, request=request)
-                    continue
-                findings.check(isinstance(message, str) and message.strip(), req, "the error has no message",
-                               case=tool, request=request)
-        for srv in (no_vault, no_index):
-            srv.close(timeout=10)
-            findings.check(not srv.bad_lines, "VA-STDIO-005", f"{len(srv.bad_lines)} line(s) on stdout that are not "
-                           f"JSON-RPC, first: {short(srv.bad_lines[:1], 120)}")
-        created = sorted(p.relative_to(absent).as_posix() for p in absent.rglob("*")) if absent.exists() else []
-        findings.check(not created, "VA-RO-002", f"the server created {created[:5]} in the absent index directory")
+            findings.check(isinstance(message, str) and message.strip(), req, "the error has no message",
+                           case=tool, request=request)
+    for srv in (no_vault, no_index):
+        srv.close(timeout=10)
+        findings.check(not srv.bad_lines, "VA-STDIO-005", f"{len(srv.bad_lines)} line(s) on stdout that are not "
+                       f"JSON-RPC, first: {short(srv.bad_lines[:1], 120)}")
+    created = sorted(p.relative_to(absent).as_posix() for p in absent.rglob("*")) if absent.exists() else []
+    findings.check(not created, "VA-RO-002", f"the server created {created[:5]} in the absent index directory")
 
 
 @pytest.mark.e2e
@@ -111,77 +120,99 @@ def _answered(srv) -> set[str]:
             if isinstance(m, dict) and isinstance(m.get("id"), str) and ("result" in m or "error" in m)}
 
 
-def _shutdown(srv, names, stop) -> tuple[list[str], int | None, float | None]:
-    """Send a burst, stop the server (close stdin or a signal), wait; (unanswered ids, exit status,
-    seconds from the last answer to the exit)."""
-    sent = _burst(srv, names)
-    stop(srv)
-    last = time.monotonic()
-    seen = 0
-    deadline = time.monotonic() + 30
+def _wait_exit(srv, bound: float) -> tuple[int | None, float]:
+    """Wait for the process to exit, up to `bound` seconds, noting when its last answer came;
+    (exit status or None, seconds from that answer to the exit or to giving up)."""
+    last, seen = time.monotonic(), 0
+    deadline = time.monotonic() + bound
     while srv.proc.poll() is None and time.monotonic() < deadline:
         count = len(_answered(srv))
         if count != seen:
             seen, last = count, time.monotonic()
         time.sleep(0.02)
     status = srv.proc.poll()
-    exited = time.monotonic() if status is not None else None
-    code = srv.close(timeout=5) if status is None else status
+    lingered = time.monotonic() - last
+    if status is None:
+        srv.close(timeout=5)
     srv._stdout_done.wait(timeout=5)
-    answered = _answered(srv)
-    return [i for i in sent if i not in answered], code, (exited - last) if exited else None
+    return status, lingered
 
 
 def _close_stdin(srv) -> None:
     srv.proc.stdin.close()
 
 
-@pytest.mark.e2e
-@pytest.mark.req("VA-STDIO-003", "VA-STDIO-004")
-def test_closing_stdin_finishes_the_calls_in_flight_and_exits_zero(suite, servers, contract_fixture, names, profile):
-    srv = start_stdio(servers, suite, contract_fixture)
+STDIN = ("VA-STDIO-003", "VA-STDIO-004")
+
+
+def _stdin_sweep(suite, servers, fixture, names, profile, findings) -> None:
+    srv = start_stdio(servers, suite, fixture)
     srv.initialize(OLDEST_VERSION, timeout=30)
-    missing, code, lingered = _shutdown(srv, names, _close_stdin)
-    with Findings() as findings:
-        findings.check(not missing, "VA-STDIO-003", f"{len(missing)} of 24 calls sent before stdin closed got no "
-                       f"answer ({missing[:3]})")
-        findings.check(code == 0, "VA-STDIO-003", f"exit status {code} after stdin closed (None: still running "
-                       "30 s later, killed)")
-        if code == 0 and lingered is not None:
-            findings.check(lingered <= profile.limits["exit_s"], "VA-STDIO-004",
-                           f"exited {lingered:.1f} s after its last answer (at most {profile.limits['exit_s']} s)")
-        elif code is None:
-            findings.fail("VA-STDIO-004", "still running 30 s after stdin closed")
+    sent = _burst(srv, names)
+    _close_stdin(srv)
+    bound = profile.limits["exit_bound_s"]
+    code, lingered = _wait_exit(srv, bound)
+    missing = [i for i in sent if i not in _answered(srv)]
+    findings.check(not missing, "VA-STDIO-003", f"{len(missing)} of 24 calls sent before stdin closed got no "
+                   f"answer ({missing[:3]})")
+    if code is None:
+        findings.block("VA-STDIO-003", f"did not exit within {bound:.0f} s of stdin closing (then killed): the exit "
+                       "status was not seen", by="still running")
+        findings.fail("VA-STDIO-004", f"still running {bound:.0f} s after stdin closed")
+        return
+    findings.check(code == 0, "VA-STDIO-003", f"exit status {code} after stdin closed")
+    findings.check(lingered <= profile.limits["exit_s"], "VA-STDIO-004",
+                   f"exited {lingered:.1f} s after its last answer (at most {profile.limits['exit_s']} s)")
 
 
 @pytest.mark.e2e
-@pytest.mark.req("VA-STDIO-006", "VA-STDIO-008")
-def test_with_mcp_disabled_the_stdio_server_serves_and_sigterm_ends_it_cleanly(suite, servers, contract_fixture, names):
-    """mcp.enabled false (file and environment) changes nothing for stdio. Then SIGTERM once
-    answers of a burst flow: a signal, unlike stdin's end, may arrive before the server has read
-    every request, so only the calls it started must finish: status 0 and only whole JSON-RPC
-    messages on stdout."""
+@per_requirement(*STDIN)
+def test_closing_stdin_finishes_the_calls_in_flight_and_exits_zero(req, suite, servers, contract_fixture, names,
+                                                                    profile):
+    sweep_verdict("stdin", req, STDIN, lambda f: _stdin_sweep(suite, servers, contract_fixture, names, profile, f))
+
+
+@pytest.mark.e2e
+@pytest.mark.req("VA-STDIO-006")
+def test_with_mcp_disabled_the_stdio_server_serves(suite, servers, contract_fixture, names):
+    """mcp.enabled false (file and environment) changes nothing for stdio."""
     config = contract_fixture.write_config("mcp-disabled.toml", "[mcp]\nenabled = false\n")
     srv = start_stdio(servers, suite, contract_fixture, values={"config": str(config)},
                       env={"VAULT_AGENT_MCP_ENABLED": "false"})
     init = srv.initialize(OLDEST_VERSION, timeout=30)
     args = names.args("search", {"query": "tokalpha"})
     response = srv.call_tool("search", args) if "result" in init else init
-    _burst(srv, names)
-    flowing = wait_for(lambda: len(_answered(srv)) > 0, 30, 0.005)
-    srv.proc.send_signal(signal.SIGTERM)
-    try:
-        code = srv.proc.wait(30)
-    except Exception:  # noqa: BLE001 - still running: killed below, reported as None
-        code = None
     srv.close(timeout=5)
     with Findings() as findings:
         findings.check(called_ok(response), "VA-STDIO-006", f"with mcp.enabled false: {short(response, 160)}",
                        request=describe_call("search", args))
+
+
+@pytest.mark.e2e
+@pytest.mark.req("VA-STDIO-008")
+@pytest.mark.parametrize("signal_", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_ends_the_stdio_server_cleanly_with_calls_in_flight(signal_, suite, servers, contract_fixture,
+                                                                     names, profile):
+    """Sent once answers of a burst flow: a signal, unlike stdin's end, may arrive before the
+    server has read every request, so only the calls it started must finish: status 0 and only
+    whole JSON-RPC messages on stdout ("SIGTERM and SIGINT trigger the same graceful shutdown")."""
+    srv = start_stdio(servers, suite, contract_fixture)
+    srv.initialize(OLDEST_VERSION, timeout=30)
+    _burst(srv, names)
+    flowing = wait_for(lambda: len(_answered(srv)) > 0, 30, 0.005)
+    srv.proc.send_signal(signal_)
+    bound = profile.limits["exit_bound_s"]
+    code, _lingered = _wait_exit(srv, bound)
+    name = signal.Signals(signal_).name
+    with Findings() as findings:
         findings.check(flowing, "VA-STDIO-008", "no call of the burst was answered within 30 s")
-        findings.check(code == 0, "VA-STDIO-008", f"exit status {code} after SIGTERM (None: still running 30 s later)")
+        if code is None:
+            findings.block("VA-STDIO-008", f"did not exit within {bound:.0f} s of {name} (then killed): the exit "
+                           "status was not seen", by="still running")
+        else:
+            findings.check(code == 0, "VA-STDIO-008", f"exit status {code} after {name}")
         findings.check(not srv.bad_lines, "VA-STDIO-008", f"{len(srv.bad_lines)} stdout line(s) that are not whole "
-                       "JSON-RPC messages after SIGTERM")
+                       f"JSON-RPC messages after {name}")
 
 
 @pytest.mark.e2e

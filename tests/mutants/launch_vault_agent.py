@@ -177,6 +177,98 @@ def va_index_created():
     cli.run_mcp = run_mcp
 
 
+@mutant("VA-OUT-003", profile=PROFILE)
+def va_query_echoed():
+    """Every search payload carries the raw query back."""
+    original = core.Core.search
+
+    def search(self, args):
+        reply = original(self, args)
+        reply.data["query"] = args.get("query")
+        return reply
+    core.Core.search = search
+
+
+@mutant("VA-OUT-004", profile=PROFILE)
+def va_raw_scores():
+    """Scores are raw ranking values (0 to 100), not normalised to 0..1."""
+    original = core.Core.search
+
+    def search(self, args):
+        reply = original(self, args)
+        for result in reply.data.get("results", []):
+            result["score"] = round(result["score"] * 100 + 1, 6)
+        return reply
+    core.Core.search = search
+
+
+@mutant("VA-OUT-005", profile=PROFILE)
+def va_plain_text_notes():
+    """Notes and chunks come as text/plain."""
+    core.NOTE_TYPE = "text/plain"
+
+
+@mutant("VA-STDIO-009", profile=PROFILE)
+def va_stdio_starts_http():
+    """vault-agent mcp also opens an HTTP listener on a loopback port."""
+    import socket
+
+    original = cli.run_mcp
+
+    def run_mcp(settings):
+        listener = socket.socket()
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        try:
+            return original(settings)
+        finally:
+            listener.close()
+    cli.run_mcp = run_mcp
+
+
+@mutant("VA-OUT-001", profile=PROFILE)
+def va_long_snippets():
+    """Snippets may run to 600 characters: only long chunks show it (short ones get at most half)."""
+    core.SNIPPET_MAX = 600
+
+
+@mutant("VA-HTTP-009", profile=PROFILE, transport="http")
+def va_loopback_skips_key():
+    """On a loopback bind a configured API key is not asked for."""
+    original = http_app.Gate.__init__
+
+    def init(self, app, settings, mcp_path):
+        original(self, app, settings, mcp_path)
+        if settings.loopback:
+            self.key = b""
+    http_app.Gate.__init__ = init
+
+
+@mutant("VA-CFG-003", profile=PROFILE, transport="http")
+def va_unknown_keys_ignored():
+    """Unknown configuration keys are dropped silently instead of stopping start-up."""
+    original = config._flatten
+
+    def flatten(table, prefix=""):
+        return {k: v for k, v in original(table, prefix).items() if k in config.BY_NAME or k in config.INERT_KEYS}
+    config._flatten = flatten
+
+
+@mutant("VA-CHUNK-001", profile=PROFILE)
+def va_frontmatter_in_chunk():
+    """get_chunk answers the first chunk with the note's frontmatter block in front of it."""
+    original = core.Core.get_chunk
+
+    def get_chunk(self, args):
+        reply = original(self, args)
+        if reply.data.get("chunkIndex") == 0:
+            text = (self._rules().root / reply.data["path"]).read_text(encoding="utf-8")
+            if text.startswith("---\n"):
+                reply.data["content"] = text[:text.index("\n---\n", 4) + 5] + reply.data["content"]
+        return reply
+    core.Core.get_chunk = get_chunk
+
+
 # -- the correct variant ------------------------------------------------------------------------
 SNAKE = {"noteId": "note_id", "chunkIndex": "chunk_index", "allowLarge": "allow_large",
          "vaultRelativePath": "vault_relative_path"}
@@ -289,6 +381,93 @@ def va_variant_open_choices():
 def va_variant_open_choices_http():
     """Not a defect, over Streamable HTTP: the same choices as va_variant_open_choices."""
     _variant()
+
+
+# -- a variant that speaks only 2025-03-26 and takes the sides issue #15 found open ----------------
+PINNED_VERSION = "2025-03-26"
+
+
+def _pinned():
+    """Not a defect: protocol 2025-03-26 only (mcp-transports.md pins it), two codes for the '..'
+    class, no error `details`, `pending` after an edit, the vault root in serve's startup line, and
+    an exit some seconds after stdin closes."""
+    import mcp_types
+    from mcp.shared.exceptions import MCPError
+
+    # Any other initialize protocolVersion is an invalid request (-32600), as mcp-transports.md says.
+    async def pinned(ctx, call_next):
+        params = ctx.params if isinstance(ctx.params, dict) else {}
+        asked = params.get("protocolVersion")
+        if ctx.method == "initialize" and isinstance(asked, str) and asked != PINNED_VERSION:
+            raise MCPError(code=mcp_types.INVALID_REQUEST, message="Unsupported MCP protocol version.",
+                           data={"supported": [PINNED_VERSION]})
+        return await mcp_server._version_floor(ctx, call_next)
+    original_build = mcp_server.build_server
+
+    def build_server(instance, transport):
+        server = original_build(instance, transport)
+        server.middleware[:] = [m for m in server.middleware if m is not mcp_server._version_floor] + [pinned]
+        return server
+    mcp_server.build_server = build_server
+    http_app.build_server = build_server
+
+    # A '..' path that stays inside the vault is malformed (INVALID_PATH, mcp-tools.md); one that
+    # climbs out resolves outside (PATH_OUTSIDE_VAULT): one class, two codes the documents allow.
+    original_check = safety.check_relative
+
+    def check_relative(rel):
+        try:
+            return original_check(rel)
+        except errors.VaultError as error:
+            if error.code == "PATH_OUTSIDE_VAULT" and not rel.startswith("/") \
+                    and not os.path.normpath(rel).startswith(".."):
+                raise errors.VaultError("INVALID_PATH", field="vaultRelativePath") from None
+            raise
+    safety.check_relative = check_relative
+
+    # No `details` on errors: optional over HTTP (status-api.md) and MCP (mcp-tools.md).
+    errors.VaultError.body = lambda self: {"error": {"code": self.code, "message": self.message}}
+    mcp_server.rpc_error = lambda error: MCPError(code=error.rpc_code, message=error.message,
+                                                  data={"errorCode": error.code})
+
+    # A known edit is pending (a watcher waiting for its debounce), not stale.
+    original_state = core.Core.state
+
+    def state(self, *, scan=True):
+        found = original_state(self, scan=scan)
+        return replace(found, freshness="pending") if found.freshness == "stale" else found
+    core.Core.state = state
+
+    # serve's startup line names the vault root (Phase 1 indexing.md allows it).
+    original_serve = cli.run_serve
+
+    def run_serve(settings):
+        print(f"vault-agent: serving the vault at {settings.vault_root}", file=sys.stderr, flush=True)
+        return original_serve(settings)
+    cli.run_serve = run_serve
+
+    # Exits 3 s after stdin closes: the documents set no time.
+    original_mcp = cli.run_mcp
+
+    def run_mcp(settings):
+        code = original_mcp(settings)
+        time.sleep(3)
+        return code
+    cli.run_mcp = run_mcp
+
+
+@variant(profile=PROFILE)
+def va_variant_pinned_version():
+    """Not a defect, over stdio: only protocol 2025-03-26, two codes for '..', no error details,
+    pending after an edit, exiting 3 s after stdin closes."""
+    _pinned()
+
+
+@variant(profile=PROFILE, transport="http")
+def va_variant_pinned_version_http():
+    """Not a defect, over Streamable HTTP: only protocol 2025-03-26, and the sides of
+    va_variant_pinned_version, with the vault root in serve's startup line."""
+    _pinned()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,96 @@
+"""vault-agent result fields the documents fix: no echo of the raw query, scores from 0 to 1,
+the Markdown content type of notes and chunks; and a stdio server that listens on no port."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from contract_tests.checks import called_ok, short
+from contract_tests.harness.system import inet_sockets, needs_proc, process_tree
+from contract_tests.verdicts import Findings, describe_call
+from contract_tests.vault_agent.common import mcp_payload, profiles_mark
+
+pytestmark = profiles_mark
+MARKDOWN = "text/markdown; charset=utf-8"
+
+
+def _call(server, names, tool, args):
+    server_args = names.args(tool, args)
+    return server.call_tool(tool, server_args, timeout=60), describe_call(tool, server_args)
+
+
+@pytest.mark.security
+@pytest.mark.req("VA-OUT-003")
+def test_search_does_not_echo_the_raw_query(server, client, names, contract_fixture):
+    """The query holds a word no note has (the query canary), so no snippet can carry it."""
+    word = contract_fixture.canaries["query"]
+    with Findings() as findings:
+        for args in ({"query": f"tokalpha {word}"}, {"query": f"tokbeta {word}", "mode": "lexical", "limit": 3}):
+            response, request = _call(server, names, "search", args)
+            if findings.check(called_ok(response), "VA-OUT-003", f"failed: {short(response, 160)}", request=request):
+                findings.check(word not in json.dumps(mcp_payload(response)).lower(), "VA-OUT-003",
+                               "the payload carries the raw query", request=request)
+
+
+@pytest.mark.integration
+@pytest.mark.req("VA-OUT-004")
+def test_every_search_and_related_score_is_between_0_and_1(server, client, names, ids):
+    calls = [("search", {"query": "tokalpha lantern meadow", "limit": 50}),
+             ("search", {"query": "lantern", "mode": "hybrid", "limit": 50}),
+             ("related", {"type": "note", "id": ids.note("alpha", "VA-OUT-004"), "limit": 50, "mode": "lexical"})]
+    with Findings() as findings:
+        for tool, args in calls:
+            response, request = _call(server, names, tool, args)
+            if not findings.check(called_ok(response), "VA-OUT-004", f"failed: {short(response, 160)}",
+                                  request=request):
+                continue
+            results = [r for r in mcp_payload(response).get("results") or [] if isinstance(r, dict)]
+            bad = [r.get("score") for r in results if not (isinstance(r.get("score"), (int, float))
+                                                         and not isinstance(r.get("score"), bool)
+                                                         and 0 <= r["score"] <= 1)]
+            findings.check(results and not bad, "VA-OUT-004", f"scores outside 0..1: {short(bad[:5])}"
+                           if results else "no result to read a score from", request=request)
+
+
+@pytest.mark.integration
+@pytest.mark.req("VA-OUT-005")
+def test_notes_and_chunks_come_as_utf_8_markdown(server, client, names, ids):
+    note = ids.note("alpha", "VA-OUT-005")
+    with Findings() as findings:
+        for tool, args in (("get_note", {"noteId": note}), ("get_chunk", {"noteId": note, "chunkIndex": 0})):
+            response, request = _call(server, names, tool, args)
+            if findings.check(called_ok(response), "VA-OUT-005", f"failed: {short(response, 160)}", request=request):
+                got = mcp_payload(response).get("contentType")
+                findings.check(isinstance(got, str) and got.replace(" ", "").lower() == MARKDOWN.replace(" ", ""),
+                               "VA-OUT-005", f"contentType {short(got)}, not {MARKDOWN}", request=request)
+
+
+@needs_proc
+@pytest.mark.e2e
+@pytest.mark.req("VA-STDIO-009")
+def test_the_stdio_server_listens_on_no_port(suite, server, client, names):
+    if suite.transport != "stdio" or server.proc is None:
+        pytest.skip("a requirement of the stdio process the suite started")
+    server.call_tool("search", names.args("search", {"query": "tokalpha"}))
+    listening = [s for pid in process_tree(server.pid) for s in inet_sockets(pid)
+                 if s.startswith("tcp") and s.split()[2].endswith(":0000")]
+    with Findings() as findings:
+        findings.check(not listening, "VA-STDIO-009", f"the stdio process holds listening sockets: {listening[:3]}")
+
+
+@pytest.mark.integration
+@pytest.mark.req("VA-CHUNK-001")
+def test_chunk_content_excludes_the_frontmatter(server, client, names, ids, contract_fixture):
+    """The alpha note opens with frontmatter holding the frontmatter canary in a private key."""
+    note, front = ids.note("alpha", "VA-CHUNK-001"), contract_fixture.canaries["frontmatter"]
+    with Findings() as findings:
+        for index in ids.chunks.get("alpha") or [0]:
+            response, request = _call(server, names, "get_chunk", {"noteId": note, "chunkIndex": index})
+            if findings.check(called_ok(response), "VA-CHUNK-001", f"failed: {short(response, 160)}",
+                              request=request):
+                content = mcp_payload(response).get("content")
+                findings.check(isinstance(content, str) and front not in content.lower()
+                               and not content.lstrip().startswith("---"), "VA-CHUNK-001",
+                               f"chunk {index} carries the note's frontmatter", request=request)
