@@ -12,6 +12,7 @@ from .harness.http import HttpServer, free_port
 from .harness.privileges import unprivileged_prefix
 from .harness.process import private_environment, render_command
 from .harness.stdio import Connection, StdioServer
+from .harness.transcript import spare_startup_paths
 
 if TYPE_CHECKING:
     from .plugin import SuiteState
@@ -77,6 +78,9 @@ class ServerFactory:
         server = connect(self.suite, fixture, home, command=command, extra=extra, token=token, prefix=prefix,
                          env_drop=env_drop)
         self.started.append(server)
+        spared = self.suite.profile.data.get("startup_output", {}).get("may_name", {}).get(self.suite.transport)
+        if spared and server.proc is not None:
+            spare_startup_paths(server, [fixture.placeholders()[name] for name in spared])
         return server
 
     def session(self, server: Connection, fixture: Any, token: str | None = None) -> HttpServer:

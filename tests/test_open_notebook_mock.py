@@ -35,3 +35,5 @@ def test_a_mock_data_server_fails_and_reads_pass_on_nothing_it_could_not_observe
                and not any(re.search(rf"\bON-[A-Z0-9]+-\d+\b(?<!{re.escape(req)})", e) or "blocked by" in e
                            for e in rows[req]["evidence"])]
     assert not unnamed, f"blocked without naming what blocked them: {sorted(unnamed)}"
+    assert all(rows[req]["blocked_by"] for req in needs_a_collection if status.get(req) == "blocked")
+    assert run.results["checks"]["blocked"] > 0 and run.results["checks"]["blocked_by"]

@@ -24,6 +24,7 @@ from contract_tests.harness import canaries, stdio as stdio_harness
 from contract_tests.harness.http import HttpServer, free_port
 from contract_tests.harness.process import render_command
 from contract_tests.harness.stdio import StdioServer
+from contract_tests.harness.transcript import spare_startup_paths
 from contract_tests.harness.system import process_tree
 from contract_tests.harness.vault_agent import NOTES, token
 from contract_tests.verdicts import Finding, Findings, RequirementFailure, describe_call
@@ -37,9 +38,9 @@ INITIALIZE = {"capabilities": {}, "clientInfo": {"name": "retrieval-contract", "
 
 
 def protocol_version() -> str:
-    """The protocol version the suite initializes with. The harness will negotiate it from the
-    versions the profile's documents allow; until then it is the harness's handshake version."""
-    return getattr(stdio_harness, "NEGOTIATED", None) or stdio_harness.LATEST_HANDSHAKE
+    """The protocol version the run speaks (negotiated by the preflight from the versions the
+    profile's documents allow, or --protocol-version)."""
+    return stdio_harness.protocol_version()
 
 
 def choice(name: str) -> Any:
@@ -118,27 +119,10 @@ def scan_own(srv, fixture, profile, findings: Findings, request: str | None, cas
         findings.fail(rules[leak.cls], f"server log leaked: {leak}", case=case, request=request)
 
 
-def allow_startup_vault_path(srv, fixture, settle: float = 0.3, bound: float = 3.0) -> None:
+def allow_startup_vault_path(srv, fixture) -> None:
     """`vault-agent serve` startup output may display the configured vault root absolute path
-    (Phase 1 indexing.md): once the server listens and its output has settled, the vault root in
-    the lines written so far is replaced by `{vault}`, so that only the allowed path is spared
-    and every other leak in them, and any later line naming it, is still found. A server whose
-    output was already scanned is past its startup: nothing is spared."""
-    if hasattr(srv, "rc_scanned"):
-        return
-    lines = srv.transcript.stderr
-    deadline, seen, quiet_since = time.monotonic() + bound, -1, time.monotonic()
-    while time.monotonic() < deadline:
-        if len(lines) != seen:
-            seen, quiet_since = len(lines), time.monotonic()
-        elif time.monotonic() - quiet_since >= settle:
-            break
-        time.sleep(0.05)
-    roots = sorted({str(fixture.vault), str(Path(fixture.vault).resolve())}, key=len, reverse=True)
-    with srv.transcript._lock:
-        for n in range(len(lines)):
-            for root in roots:
-                lines[n] = lines[n].replace(root, "{vault}")
+    (Phase 1 indexing.md): the harness's rule, for every serve a vault-agent test starts itself."""
+    spare_startup_paths(srv, [fixture.vault])
 
 
 # -- note ids ------------------------------------------------------------------------------------
