@@ -357,7 +357,8 @@ def rt_variant_lines_and_reasons():
 
     - lines split on LF only: a CRLF line keeps its CR, and a final newline adds an empty line;
     - meta.truncated is set whenever `limit` matches came back (more may or may not follow);
-    - an absolute path is read as root-relative (so `/x/outside` is missing, not refused);
+    - an absolute path is read as root-relative (so `/x/outside` is missing, not refused; `/`
+      alone is refused);
     - a symlink is treated as absent: a path through one is missing, wherever it points.
     """
     walk.split_lines = lambda text: text.split("\n")
@@ -368,7 +369,7 @@ def rt_variant_lines_and_reasons():
     original_normalize = tools.normalize
 
     def normalize(raw, repo, *, allow_root=False):
-        if isinstance(raw, str) and raw.startswith("/") and not raw.startswith("//"):
+        if isinstance(raw, str) and raw.startswith("/") and raw.strip("/"):  # "/" alone is still refused
             raw = raw.lstrip("/")
         return original_normalize(raw, repo, allow_root=allow_root)
     tools.normalize = normalize
