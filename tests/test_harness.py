@@ -28,6 +28,24 @@ def test_canaries_are_found_case_insensitively_and_redacted_in_excerpts():
     assert "<CANARY:path>" in leaks[0].excerpt
 
 
+def _error_echo(sent: str, echoed: str) -> list:
+    reply = {"jsonrpc": "2.0", "id": 1, "result": {"isError": True, "content": [
+        {"type": "text", "text": json.dumps({"error": {"code": "X", "message": "m", "details": {"path": echoed}}})}]}}
+    return canaries.scan_output([json.dumps(reply)], TOKENS, {"errors": {"path": "RT-OUT-002"}},
+                                {1: {"arguments": {"path": sent}}}, ["errors"])
+
+
+@pytest.mark.parametrize("sent", ["/x/rc-rcpathdef456//docs/./a.md/", "/x/rc-rcpathdef456/docs/a.md"])
+def test_an_error_may_echo_the_callers_own_path_normalised(sent):
+    assert _error_echo(sent, "/x/rc-rcpathdef456/docs/a.md") == []
+
+
+@pytest.mark.parametrize("echoed", ["/x/rc-rcpathdef456/outside/a.md", "/real/rc-rcpathdef456/docs/a.md"])
+def test_an_error_naming_a_path_the_caller_did_not_send_is_a_leak(echoed):
+    """`..` resolved, or the root's real path: not the caller's input."""
+    assert [req for req, _leak in _error_echo("/x/rc-rcpathdef456/docs/../outside/a.md", echoed)] == ["RT-OUT-002"]
+
+
 def test_render_command_keeps_paths_with_spaces_in_one_argument():
     argv = render_command("{python} -m srv --vault {vault}", {"vault": "/tmp/a b/vault"})
     assert argv == [sys.executable, "-m", "srv", "--vault", "/tmp/a b/vault"]

@@ -43,10 +43,16 @@ def attack_server(servers, server, client, contract_fixture, attack_fixture):
 
 
 @pytest.fixture(scope="session")
-def swept(server, client, contract_fixture, names, profile):
-    """One sweep per worker: every sweep call on every item, then the failing calls; returns
-    what the server wrote meanwhile (protocol output, logs)."""
+def swept(server, client, contract_fixture, names, profile, attack_fixture, attack_server):
+    """One sweep per worker: every sweep call on every item, then the failing calls (on the
+    attack twin too, when the profile has one, so its symlink traps are swept); returns, per
+    server, (what it wrote meanwhile: protocol output, logs; what the caller sent, by id)."""
     from contract_tests.concerns.common import failing_calls, run, sweep_calls
     mark = server.transcript.mark()
     run(server, sweep_calls(profile, contract_fixture, names) + failing_calls(profile, contract_fixture, names))
-    return server.transcript.since(mark)
+    out = [(*server.transcript.since(mark), server.sent_params)]
+    if attack_server is not server:
+        mark = attack_server.transcript.mark()
+        run(attack_server, failing_calls(profile, attack_fixture, names))
+        out.append((*attack_server.transcript.since(mark), attack_server.sent_params))
+    return out

@@ -48,8 +48,14 @@ def cases_test_path_attacks_fail(profile):
     categories = {e["category"] for e in policy("path-attacks.yaml")["paths"]} | {
         "traversal", "absolute-inside", "symlink"}
     reqs = sorted({_requirement_of(spec, c) for c in categories if _applies(spec, c)})
-    rejected = spec.get("rejected")
-    return [([req] + ([rejected] if rejected and rejected != req else []), req, req) for req in reqs]
+    others = [r for r in (spec.get("rejected"), _form_requirement(spec)) if r]
+    return [([req] + sorted({r for r in others if r != req}), req, req) for req in reqs]
+
+
+def _form_requirement(spec: dict[str, Any]) -> str | None:
+    """The requirement that owns an error's form (`requirements["error-form"]`), if the profile
+    gives one: a malformed error is its finding, once, not every path requirement's."""
+    return spec.get("requirements", {}).get("error-form")
 
 
 class Attacker:
@@ -107,8 +113,9 @@ class Attacker:
             return
         failure = self.spec.get("failure", "any")
         if failure in ("structured", "envelope"):
-            with one_case(findings, rejected_req, case, request):
-                document = structured_error(response, self.profile, rejected_req, "the attack's error",
+            form_req = _form_requirement(self.spec) or rejected_req
+            with one_case(findings, form_req, case, request):
+                document = structured_error(response, self.profile, form_req, "the attack's error",
                                             request=request, case=case)
                 expected = self.spec.get("message") if outcome.kind == "reject" else None
                 if expected:
@@ -178,10 +185,20 @@ def test_rejected_paths_are_never_echoed(case, profile, attack_fixture, attack_s
                 if not_a_failure(response):
                     continue  # not a failure: the attack sweep reports it
                 decoded = [t for text in _error_strings(response) for t in canaries.strings(text)]
+                if _leak_check_owns(profile, attack_fixture, decoded):
+                    continue  # an echo carrying the fixture's own path: the error leak check reports it
                 for probe in no_echo_probes(entry, path):
                     if any(probe in text for text in decoded):
                         findings.fail(req, "the error echoes the requested path", case=case_id, request=request)
                         break
+
+
+def _leak_check_owns(profile, fixture, texts: list[str]) -> bool:
+    """True when the error carries the fixture's path token and the profile's canary map files
+    that as a leak on the errors channel (echoes not allowed there): one echo, one finding."""
+    if "errors" in profile.echo_allowed or "path" not in profile.leak_requirements("errors"):
+        return False
+    return any(canaries.scan_text(text, fixture.canaries, "errors", ("path",)) for text in texts)
 
 
 def _error_strings(response: dict[str, Any]) -> list[str]:

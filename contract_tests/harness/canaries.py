@@ -109,13 +109,23 @@ def scan_output(lines: Iterable[str], tokens: dict[str, str], rules: dict[str, d
         texts = [line] if message is None else list(strings(message))
         if channel in echo_allowed and isinstance(message, dict) and sent:
             params = sent.get(message.get("id"))
-            own = [t for t in strings(params) if len(t) >= 6] if params is not None else []
+            own = [f for t in strings(params) for f in path_forms(t) if len(f) >= 6] if params is not None else []
             if own:
                 texts = [_without(t, own) for t in texts]
         for text in texts:
             for leak in scan_text(text, tokens, channel, classes):
                 found.setdefault((leak.cls, channel), (classes[leak.cls], leak))
     return list(found.values())
+
+
+def path_forms(text: str) -> set[str]:
+    """A string the caller sent, and the same path normalised the way a server may echo it:
+    empty and `.` segments (`//`, `./`) and a trailing slash removed. `..` is kept: a path
+    resolved through it (or through a symlink, or the root's real path) is not the caller's."""
+    if "/" not in text:
+        return {text}
+    kept = "/".join(seg for seg in text.split("/") if seg not in ("", "."))
+    return {text, ("/" if text.startswith("/") else "") + kept}
 
 
 def _without(text: str, parts: list[str]) -> str:

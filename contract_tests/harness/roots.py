@@ -6,6 +6,9 @@ expected search results and listings from this table instead of re-implementing 
 Layout (policies/path-attacks.yaml relies on the links/, outside/ and *_evil/ names):
   <root>/docs, <root>/code     the two roots
   <root>/outside, <root>/vault_evil, <root>/docs_evil, <root>/code_evil   never readable
+  <root>/<repo>/links/prefix-file.md -> <root>/<repo>_evil/secret.md, links/prefix-dir ->
+  <root>/<repo>_evil: links into the sibling sharing the root's name prefix, which a
+  containment check by `startswith(root)` without a separator lets through (CVE-2025-53110)
 
 Fixtures are split by concern, so that one defect cannot spoil the check of another: the
 plain roots (`traps="none"`) hold no symlink at all, and carry the search order, limits,
@@ -97,8 +100,19 @@ class RootsFixture(DiskFixture):
         other = "code" if root == "docs" else "docs"
         inside = {"docs": ("README.md", "guide"), "code": ("src/main.py", "src")}[root]
         siblings = {other: inside_file(other), f"{root}_evil": "secret.md", "outside": "secret.md"}
-        return derived_disk_attacks(self.repo_root(root), root, inside[0], inside[1], siblings,
-                                    [link for repo, link in self.links if repo == root])
+        # Links into the other root are RT-PATH-003's cases (retrieval_tools/test_security.py).
+        other_root = os.path.realpath(self.repo_root(other))
+        links = [link for repo, link in self.links if repo == root
+                 and not os.path.realpath(self.repo_root(root) / link).startswith(other_root + os.sep)]
+        # Absolute paths into the root spelt loosely (`//`, `./`, a trailing slash), for the leak
+        # sweep: a server may echo them normalised, still the caller's own input (RT-OUT-002).
+        # Category absolute-inside: seed 003 refuses paths outside the root, so the path sweep
+        # does not require these to fail.
+        loose = [{"id": f"derived-absolute-loose-{n}-{root}", "category": "absolute-inside", "expect": "error",
+                  "path": path} for n, path in enumerate([f"{self.repo_root(root)}//{inside[0]}",
+                                                          f"{self.repo_root(root)}/./{inside[1]}/"], 1)]
+        return derived_disk_attacks(self.repo_root(root), root, inside[0], inside[1], siblings, links) + \
+            directory_link_attacks(self.repo_root(root), root, links) + loose
 
     def close(self) -> None:
         for twin in self._twins.values():
@@ -151,6 +165,14 @@ class RootsFixture(DiskFixture):
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
         self.files.append(FileSpec(repo, path, data, visible, binary))
+
+
+def directory_link_attacks(root: Path, root_name: str, links: list[str]) -> list[dict[str, Any]]:
+    """Each link to a directory outside the root, named itself (derived_disk_attacks names a file
+    through it): list_dir must not list what it points at."""
+    return [{"id": f"derived-symlink-dir-{link.replace('/', '-')}-{root_name}", "category": "symlink",
+             "path": link, "expect": "error", "target": os.readlink(root / link)}
+            for link in links if (root / link).is_dir()]
 
 
 def inside_file(repo: str) -> str:
@@ -210,10 +232,12 @@ def build_roots(base: Path, traps: str = "none", canaries: dict[str, str] | None
         links = fx.root / repo / "links"
         links.mkdir()
         os.symlink("../../outside/secret.md", links / "escape-file.md")
-        fx.links.append((repo, "links/escape-file.md"))
+        os.symlink(f"../../{repo}_evil/secret.md", links / "prefix-file.md")
+        fx.links += [(repo, "links/escape-file.md"), (repo, "links/prefix-file.md")]
         if traps == "all":
             os.symlink("../../outside", links / "escape-dir", target_is_directory=True)
-            fx.links.append((repo, "links/escape-dir"))
+            os.symlink(f"../../{repo}_evil", links / "prefix-dir", target_is_directory=True)
+            fx.links += [(repo, "links/escape-dir"), (repo, "links/prefix-dir")]
     os.symlink("../../code/src/main.py", fx.root / "docs" / "links" / "to-code.md")
     os.symlink("../../docs/README.md", fx.root / "code" / "links" / "to-docs.md")
     fx.links += [("docs", "links/to-code.md"), ("code", "links/to-docs.md")]

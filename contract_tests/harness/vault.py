@@ -3,7 +3,9 @@ must not copy from, under a directory whose absolute path carries its own token.
 
 Layout (fixed; policies/path-attacks.yaml relies on it):
   <root>/vault/...            the vault ({vault})
-  <root>/vault_evil/          a sibling sharing the vault's name prefix
+  <root>/vault_evil/          a sibling sharing the vault's name prefix; vault/links/prefix-file.md
+                              and vault/links/prefix-dir lead into it (a `startswith(vault)`
+                              containment check without a separator lets them through)
   <root>/outside/             files that symlinks in the vault point at
 """
 
@@ -15,6 +17,9 @@ from pathlib import Path
 from typing import Any
 
 from .adapter import DiskFixture, derived_disk_attacks, plant_escapes, register, snapshot, snapshot_diff  # noqa: F401
+from .roots import directory_link_attacks
+
+ESCAPE_LINKS = ["links/escape-file.md", "links/escape-dir", "links/prefix-file.md", "links/prefix-dir"]
 
 CANARY_CLASSES = ("body", "code", "frontmatter", "outside", "path")
 PROMPT_INJECTION_HEADINGS = (
@@ -64,8 +69,8 @@ class Fixture(DiskFixture):
 
     def derived_attacks(self, root: str) -> list[dict[str, Any]]:
         return derived_disk_attacks(self.vault, "vault", "inbox/example.md", "inbox",
-                                    {"vault_evil": "secret.md", "outside": "secret.md"},
-                                    ["links/escape-file.md", "links/escape-dir"])
+                                    {"vault_evil": "secret.md", "outside": "secret.md"}, ESCAPE_LINKS) + \
+            directory_link_attacks(self.vault, "vault", ESCAPE_LINKS)
 
     def write(self, relative: str, text: str, *, note: bool = False) -> Path:
         path = self.vault / relative
@@ -143,6 +148,7 @@ def build_fixture(root: Path, vectors: list[dict[str, Any]], limits: dict[str, A
     plant_escapes(root, fx.vault, f"# Outside {c['outside']}\n\n{c['outside']} must never be read\n",
                   ["outside/secret.md", "outside/sub/deeper.md", "vault_evil/secret.md"],
                   {"escape-file.md": "../../outside/secret.md", "escape-dir": "../../outside",
+                   "prefix-file.md": "../../vault_evil/secret.md", "prefix-dir": "../../vault_evil",
                    "inside.md": "../inbox/example.md"})
     fx.notes.append("links/inside.md")
     return fx

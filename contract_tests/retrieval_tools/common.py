@@ -13,12 +13,13 @@ from contract_tests.checks import called_ok, error_code, schema_errors, short, s
 from contract_tests.contracts import validator
 from contract_tests.harness.process import private_environment, render_command
 from contract_tests.names import entry_paths, find_list, numbered
-from contract_tests.verdicts import Findings, RequirementFailure, describe_call, esc
+from contract_tests.verdicts import Finding, Findings, RequirementFailure, describe_call, esc
 
 PROFILE = "retrieval-tools"
 profiles_mark = pytest.mark.profiles(PROFILE)
 TOOLS = ("search", "open_file", "get_snippet", "list_dir")
 FILE_TOOLS = ("open_file", "get_snippet", "list_dir")
+ENVELOPE = "RT-ENV-002"  # every failure is a structured error: the one owner of an error's form
 
 
 def choice(name: str) -> Any:
@@ -48,10 +49,23 @@ class Calls:
         return envelope
 
     def error(self, tool: str, arguments: dict[str, Any], req: str, what: str) -> tuple[str | None, Any, str]:
-        """Assert a structured error on an accepted channel; return (code, document, request)."""
+        """Assert the call fails (else `req` fails) with a structured error on an accepted
+        channel; return (code, document, request). A malformed error is RT-ENV-002's finding
+        (the structured-error requirement), and leaves the rest of `req` blocked by it."""
         response, request = self.raw(tool, arguments)
-        document = structured_error(response, self.profile, req, what, request=request)
-        return error_code(document, self.profile), document, request
+        return (*self.judge_error(response, req, what, request), request)
+
+    def judge_error(self, response: dict[str, Any], req: str, what: str, request: str) -> tuple[str | None, Any]:
+        if called_ok(response):
+            raise RequirementFailure([_finding(req, f"{what}: succeeded; it must fail", request)])
+        try:
+            document = structured_error(response, self.profile, ENVELOPE, what, request=request)
+        except RequirementFailure as exc:
+            if req == ENVELOPE:
+                raise
+            raise RequirementFailure(exc.findings + [Finding(req, f"{what}: the error could not be read", None,
+                                                             request, "blocked", ENVELOPE)]) from None
+        return error_code(document, self.profile), document
 
     def listing(self, tool: str, arguments: dict[str, Any], name: str, req: str) -> list[Any]:
         """The list `name` (search.matches, open_file.lines, ...) of a successful call."""
@@ -113,5 +127,5 @@ def names_the_root(text: str, root_name: str, value: str | None) -> bool:
     return root_name.lower() in lowered or repo in lowered or bool(value and value.lower() in lowered)
 
 
-__all__ = ["Calls", "Findings", "choice", "start_with_roots", "names_the_root", "profiles_mark", "TOOLS",
+__all__ = ["Calls", "ENVELOPE", "Findings", "choice", "start_with_roots", "names_the_root", "profiles_mark", "TOOLS",
            "FILE_TOOLS", "PROFILE"]

@@ -25,8 +25,9 @@ def trap_calls(servers, fixture_roots, names, profile):
 @pytest.mark.parametrize("tool", ["open_file", "get_snippet", "list_dir"])
 def test_a_path_cannot_reach_into_the_other_root(trap_calls, fixture_roots, tool):
     traps = fixture_roots.twin("all")
-    paths = [("docs", "links/to-code.md"), ("code", "links/to-docs.md"), ("docs", "../code/src/main.py"),
-             ("code", "../docs/README.md"), ("docs", f"{traps.root}/code/src/main.py")]
+    # (`../code/...` is a traversal: RT-PATH-001's case, in the path-attack sweep.)
+    paths = [("docs", "links/to-code.md"), ("code", "links/to-docs.md"), ("docs", f"{traps.root}/code/src/main.py"),
+             ("code", f"{traps.root}/docs/README.md")]
     with Findings() as findings:
         for repo, path in paths:
             args = {"repo": repo, "path": path} | ({"start_line": 1, "end_line": 5} if tool == "get_snippet" else {})

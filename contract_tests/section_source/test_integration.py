@@ -7,10 +7,10 @@ import json
 import pytest
 
 from contract_tests import contracts
-from contract_tests.checks import called_ok, check, check_vector, error_texts, fail, short, structured_error, tool_output
+from contract_tests.checks import called_ok, check_vector, error_texts, short, structured_error, tool_output
 from contract_tests.contracts import load_profile
 from contract_tests.section_source.common import TOOL, body_free_tools, profiles_mark
-from contract_tests.verdicts import Findings, describe_call
+from contract_tests.verdicts import Findings, blocked, describe_call
 
 pytestmark = [profiles_mark, pytest.mark.integration]
 
@@ -60,6 +60,19 @@ def test_a_call_whose_path_is_not_a_string_fails(server, client, value):
     error_texts(server.call_tool(TOOL, {"path": value}), "SSL-IN-002", f"path={json.dumps(value)}")
 
 
+@pytest.mark.req("SSL-ERR-006")
+@pytest.mark.parametrize("arguments", [{}, {"path": 42}, {"path": None}, {"path": ["inbox/example.md"]}],
+                         ids=["no-path", "number", "null", "list"])
+def test_a_missing_or_non_string_path_fails_with_runtime_error(server, client, profile, arguments):
+    """The error's form; a call that succeeds is SSL-IN-001's or SSL-IN-002's finding."""
+    response = server.call_tool(TOOL, arguments)
+    if called_ok(response):
+        raise blocked("SSL-ERR-006", "the call succeeded: no error to judge",
+                      by="SSL-IN-001" if not arguments else "SSL-IN-002")
+    structured_error(response, profile, "SSL-ERR-006", "a missing or non-string path",
+                     request=describe_call(TOOL, arguments))
+
+
 @pytest.mark.req("SSL-ERR-001")
 def test_a_missing_note_fails_with_runtime_error(server, client, profile):
     structured_error(server.call_tool(TOOL, {"path": MISSING}), profile, "SSL-ERR-001", "missing note",
@@ -69,8 +82,11 @@ def test_a_missing_note_fails_with_runtime_error(server, client, profile):
 @pytest.mark.req("SSL-ERR-002")
 @pytest.mark.parametrize("path", [TRAVERSAL, "inbox/../../outside/secret.md", "inbox/../notes/alpha.md"])
 def test_a_traversal_path_fails_with_runtime_error(server, client, profile, path):
-    structured_error(server.call_tool(TOOL, {"path": path}), profile, "SSL-ERR-002", "traversal path",
-                     request=describe_call(TOOL, {"path": path}))
+    """The error's form; a traversal that succeeds is SSL-IN-005's finding (the path sweep)."""
+    response = server.call_tool(TOOL, {"path": path})
+    if called_ok(response):
+        raise blocked("SSL-ERR-002", "the traversal succeeded: no error to judge", by="SSL-IN-005")
+    structured_error(response, profile, "SSL-ERR-002", "traversal path", request=describe_call(TOOL, {"path": path}))
 
 
 def _failure(response):
@@ -99,15 +115,16 @@ def test_missing_and_traversal_errors_reveal_no_more_than_the_adjacent_tools(ser
         pytest.skip("the server lists none of the adjacent body-free tools")
     paths = [p.replace("{root}", str(fixture_vault.root)) for p in ERR_PATHS]
     ours = {p: _failure(server.call_tool(TOOL, {"path": p})) for p in paths}
-    for path, (kind, _code, _msg) in ours.items():
-        check(kind != "success", "SSL-ERR-003", f"{TOOL} succeeded for a missing or unsafe path")
-    for name in adjacent:
-        theirs = {p: _failure(server.call_tool(name, {"path": p})) for p in paths}
-        for path in paths:
-            check(theirs[path][:2] == ours[path][:2], "SSL-ERR-003",
-                  f"{name} and {TOOL} fail differently (kind, code): {theirs[path][:2]} vs {ours[path][:2]}")
-        for a in paths:
-            for b in paths:
-                if theirs[a][2] == theirs[b][2] and ours[a][2] != ours[b][2]:
-                    fail("SSL-ERR-003", f"{TOOL} tells apart two paths that {name} does not "
-                                        f"(messages {short(ours[a][2], 60)} vs {short(ours[b][2], 60)})")
+    # A path that succeeds is the path sweep's finding (SSL-IN-00x); only failures are compared.
+    paths = [p for p in paths if ours[p][0] != "success"]
+    with Findings() as findings:
+        for name in adjacent:
+            theirs = {p: _failure(server.call_tool(name, {"path": p})) for p in paths}
+            for path in paths:
+                findings.check(theirs[path][:2] == ours[path][:2], "SSL-ERR-003", f"{name} and {TOOL} fail "
+                               f"differently (kind, code): {theirs[path][:2]} vs {ours[path][:2]}", case=path)
+            told_apart = [(a, b) for a in paths for b in paths
+                          if theirs[a][2] == theirs[b][2] and ours[a][2] != ours[b][2]]
+            for a, b in told_apart[:1]:
+                findings.fail("SSL-ERR-003", f"{TOOL} tells apart two paths that {name} does not "
+                              f"(messages {short(ours[a][2], 60)} vs {short(ours[b][2], 60)})")

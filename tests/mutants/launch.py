@@ -173,6 +173,36 @@ def sibling_prefix_accepted():
     paths.resolve_note = resolve
 
 
+@mutant("SSL-IN-006", profile="section-source-local")
+def prefix_containment():
+    """`..` is still refused; the real path is kept inside the vault by `startswith(vault)` with
+    no separator (CVE-2025-53110), so a symlink into vault_evil/ passes as inside."""
+    def resolve(vault_real, relative):
+        real = os.path.realpath(vault_real / relative)
+        if not real.startswith(str(vault_real)):
+            raise paths.UnsafePath("path is outside the vault")
+        if not os.path.isfile(real):
+            raise paths.NoteNotFound("note not found")
+        return Path(real)
+    paths.resolve_note = resolve
+
+
+@mutant("SSL-ERR-006", profile="section-source-local")
+def plain_text_validation_error():
+    """A missing or non-string path fails with the plain-text validation message an SDK's typed
+    tool parameters give by default, not the RUNTIME_ERROR JSON error."""
+    original = server._run_tool
+
+    def run_tool(vault, name, arguments):
+        path = (arguments or {}).get("path")
+        if not isinstance(path, str) and set(arguments or {}) <= {"path"}:
+            text = "1 validation error for get_section_sourceArguments\npath\n  Input should be a valid string"
+            return "invalid_input", types.CallToolResult(content=[types.TextContent(type="text", text=text)],
+                                                         is_error=True), {}
+        return original(vault, name, arguments)
+    server._run_tool = run_tool
+
+
 @mutant("SSL-TOOL-004", "SSL-IN-003", profile="section-source-local")
 def extra_input_accepted():
     """The input schema allows extra properties, and calls with them are served."""

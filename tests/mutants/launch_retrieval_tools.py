@@ -115,6 +115,15 @@ def rt_cross_root_escape():
     tools.relative_to_root = lambda root_real, real: ""  # and no second look at where it landed
 
 
+@mutant("RT-PATH-002", "RT-PATH-004", profile="retrieval-tools")
+def rt_prefix_containment():
+    """`..` is still refused; the real path is kept inside the root by `startswith(root)` with no
+    separator (CVE-2025-53110), so a symlink into docs_evil/ or code_evil/ passes as inside,
+    and the root-relative path is cut out of it by length."""
+    paths.inside = lambda root_real, real: str(real).startswith(str(root_real))
+    tools.relative_to_root = lambda root_real, real: str(real)[len(str(root_real)) + 1:]
+
+
 @mutant("RT-SNIP-002", profile="retrieval-tools")
 def rt_snippet_not_clamped():
     """Reports the requested end line past the end of the file."""
@@ -306,6 +315,82 @@ def rt_search_masking():
     def root_gitignore_only(self, dir_path, prefix, has_gitignore=True):
         return original_descend(self, dir_path, prefix, has_gitignore) if not prefix else self
     walk.IgnoreRules.descend = root_gitignore_only
+
+@mutant("RT-ENV-002", profile="retrieval-tools")
+def rt_plain_text_validation_error():
+    """A missing or mistyped argument comes back as the plain-text validation message an SDK's
+    typed tool parameters give by default (MCPServer), not the structured error."""
+    original = server.to_result
+
+    def to_result(outcome):
+        details = outcome.body.get("error", {}).get("details", {}) if outcome.is_error else {}
+        if outcome.code == "INVALID_ARGUMENT" and details.get("reason") != "unexpected_field":
+            text = (f"Error executing tool: 1 validation error for arguments\n{details.get('field', 'arguments')}\n"
+                    f"  Input should be valid [type={details.get('reason')}]")
+            return server.types.CallToolResult(content=[server.types.TextContent(type="text", text=text)],
+                                               is_error=True)
+        return original(outcome)
+    server.to_result = to_result
+
+
+@variant(profile="retrieval-tools")
+def rt_variant_echoes_normalised_input():
+    """Not a defect: every error's details carry the caller's own path, normalised (empty and
+    `.` segments and a trailing slash removed, `..` kept): still the caller's input, not a leak
+    (RT-OUT-002). The suite must pass it, default and --strict (tests/test_variants.py)."""
+    original = server.call_tool
+
+    def call_tool(roots, name, arguments):
+        outcome = original(roots, name, arguments)
+        raw = arguments.get("path") if isinstance(arguments, dict) else None
+        if outcome.is_error and isinstance(raw, str) and "/" in raw:
+            kept = "/".join(seg for seg in raw.split("/") if seg not in ("", "."))
+            outcome.body["error"]["details"]["path"] = ("/" if raw.startswith("/") else "") + kept
+        return outcome
+    server.call_tool = call_tool
+
+
+@variant(profile="retrieval-tools")
+def rt_variant_lines_and_reasons():
+    """Not a defect: choices seed 003 leaves open in how lines, truncation and paths are read
+    (tests/test_variants.py).
+
+    - lines split on LF only: a CRLF line keeps its CR, and a final newline adds an empty line;
+    - meta.truncated is set whenever `limit` matches came back (more may or may not follow);
+    - an absolute path is read as root-relative (so `/x/outside` is missing, not refused; `/`
+      alone is refused);
+    - a symlink is treated as absent: a path through one is missing, wherever it points.
+    """
+    walk.split_lines = lambda text: text.split("\n")
+
+    def at_limit(roots, args, result, truncated):
+        return result, truncated or len(result["matches"]) >= args["limit"]
+    _wrap_tool("search", at_limit)
+    original_normalize = tools.normalize
+
+    def normalize(raw, repo, *, allow_root=False):
+        if isinstance(raw, str) and raw.startswith("/") and raw.strip("/"):  # "/" alone is still refused
+            raw = raw.lstrip("/")
+        return original_normalize(raw, repo, allow_root=allow_root)
+    tools.normalize = normalize
+    import threading
+    original_resolve = tools.resolve
+    missing = threading.local()  # the code of "missing" for the tool running on this thread
+
+    def resolve(root_real, relative, repo):
+        probe = root_real
+        for part in relative.split("/") if relative else []:
+            probe = probe / part
+            if probe.is_symlink():
+                raise errors.ToolError(missing.code, field="path", repo=repo, reason="missing")
+        return original_resolve(root_real, relative, repo)
+    tools.resolve = resolve
+    for name, (description, fn) in list(tools.TOOLS.items()):
+        def run(roots, args, fn=fn, code="DIR_NOT_FOUND" if name == "list_dir" else "FILE_NOT_FOUND"):
+            missing.code = code
+            return fn(roots, args)
+        tools.TOOLS[name] = (description, run)
+
 
 # The names this variant uses for the parameters the seed leaves unnamed, and the reshaped
 # results: what an independent implementation might well do.
