@@ -8,7 +8,7 @@ import pytest
 
 from contract_tests.checks import check, check_vector, short, tool_output, structured_error
 from contract_tests.contracts import load_profile
-from contract_tests.harness.stdio import CLIENT_INFO
+from contract_tests.harness.stdio import CLIENT_INFO, protocol_version  # the version the run negotiated
 from contract_tests.harness.upstream import NOTES_PREFIX
 from contract_tests.section_source_hosted.common import (
     INVALID_PATH, PROFILE, ROLES, TOOL, capture, encoded_component_ok, explicit_cells, failed, no_probe_in,
@@ -18,7 +18,7 @@ pytestmark = [profiles_mark, pytest.mark.integration]
 
 VECTORS = load_profile(PROFILE).vectors()
 INIT = {"jsonrpc": "2.0", "id": "rc-auth-1", "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": CLIENT_INFO}}
+        "params": {"protocolVersion": protocol_version(), "capabilities": {}, "clientInfo": CLIENT_INFO}}
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, settings
 from contract_tests.checks import check, error_texts, keys_of, schema_errors, short, tool_output
 from contract_tests.harness import canaries
 from contract_tests.harness.corpus import attack_path, no_echo_probes
-from contract_tests.harness.stdio import CLIENT_INFO
+from contract_tests.harness.stdio import CLIENT_INFO, protocol_version  # the version the run negotiated
 from contract_tests.section_source.common import attacks, blocked_tools, forbidden
 from contract_tests.section_source_hosted.common import (
     ROLES, TOOL, UNKNOWN_ROLES, blocked, capture, error_message, failed, no_probe_in, one_read,
@@ -24,7 +24,7 @@ FUZZ = settings(max_examples=80, deadline=None, derandomize=True,
 BAD_TOKENS = ("malformed", "wrong_signature", "unsigned", "expired", "not-a-jwt", "empty")
 MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 INIT = {"jsonrpc": "2.0", "id": "rc-auth-1", "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": CLIENT_INFO}}
+        "params": {"protocolVersion": protocol_version(), "capabilities": {}, "clientInfo": CLIENT_INFO}}
 
 
 def _bad_token(fx, kind: str) -> str:
