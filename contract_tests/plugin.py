@@ -594,6 +594,15 @@ def _apply_verdict(report: pytest.TestReport, state: SuiteState, item: pytest.It
         report.longrepr = None
 
 
+def _request_of(server: Any, request_id: Any) -> str | None:
+    """The request whose response carried a leak (found by the canary guard after the test),
+    so the finding names what provoked it, not only the test it ran after."""
+    params = server.sent_params.get(request_id) if request_id is not None else None
+    if isinstance(params, dict) and isinstance(params.get("name"), str) and "arguments" in params:
+        return verdicts.describe_call(params["name"], params["arguments"])
+    return f"request {request_id} {esc(params, 200)}" if params is not None else None
+
+
 # --- fixtures --------------------------------------------------------------------------
 
 @pytest.fixture(scope="session")
@@ -683,7 +692,7 @@ def _canary_guard(request: pytest.FixtureRequest):
         srv.rc_scanned = mark
         for req, leak in canaries.scan_output(out, fixture.canaries, profile.output_canaries,
                                               srv.sent_params, profile.echo_allowed):
-            findings.append(Finding(req, f"server output leaked: {leak}"))
+            findings.append(Finding(req, f"server output leaked: {leak}", request=_request_of(srv, leak.request_id)))
         rules = profile.leak_requirements("stderr")
         for leak in canaries.scan_lines(err, fixture.canaries, "stderr", rules):
             findings.append(Finding(rules[leak.cls], f"server log leaked: {leak}"))

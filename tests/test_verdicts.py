@@ -56,6 +56,8 @@ def test_a_leak_found_after_a_test_counts_against_the_leak_requirement_only(suit
     status = run.status()
     assert status["SSL-OUT-003"] == "pass", status
     assert status["SSL-SEC-001"] == "fail", status
+    evidence = next(r for r in run.results["requirements"] if r["id"] == "SSL-SEC-001")["evidence"]
+    assert any("request: tools/call get_section_source" in e for e in evidence), evidence  # what carried it
 
 
 def test_a_deselected_test_makes_its_requirement_partial(suite_run):

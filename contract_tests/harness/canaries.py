@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 @dataclass(frozen=True)
@@ -13,6 +13,7 @@ class Leak:
     cls: str
     channel: str
     excerpt: str
+    request_id: Any = None  # the id of the response that carried it (protocol output), if any
 
     def __str__(self) -> str:
         return f"{self.cls} canary on {self.channel}: {self.excerpt}"
@@ -112,9 +113,10 @@ def scan_output(lines: Iterable[str], tokens: dict[str, str], rules: dict[str, d
             own = [f for t in strings(params) for f in path_forms(t) if len(f) >= 6] if params is not None else []
             if own:
                 texts = [_without(t, own) for t in texts]
+        request_id = message.get("id") if isinstance(message, dict) else None
         for text in texts:
             for leak in scan_text(text, tokens, channel, classes):
-                found.setdefault((leak.cls, channel), (classes[leak.cls], leak))
+                found.setdefault((leak.cls, channel), (classes[leak.cls], replace(leak, request_id=request_id)))
     return list(found.values())
 
 

@@ -630,11 +630,16 @@ def on_k_published_as_a_string():
 @mutant("ON-WORLD-002", profile=PROFILE)
 def on_world_with_authority():
     """describe_world claims an authority level of its own."""
+    _world_says("authority_level", "advisory")
+
+
+def _world_says(key, value):
+    """describe_world's `world` with one field changed."""
     original = world.describe_world
 
     def describe_world():
         body = original()
-        body["world"]["authority_level"] = "advisory"
+        body["world"][key] = value
         return body
     world.describe_world = describe_world
 
@@ -858,13 +863,7 @@ def on_stream_errors_as_jsonrpc():
 @mutant("ON-WORLD-002", profile=PROFILE)
 def on_world_persistence_claimed():
     """describe_world says the world persists session memory."""
-    original = world.describe_world
-
-    def describe():
-        body = original()
-        body["world"]["persistence"] = "session memory and external artifacts"
-        return body
-    world.describe_world = describe
+    _world_says("persistence", "session memory and external artifacts")
 
 
 @mutant("ON-TEXT-002", profile=PROFILE)
