@@ -217,11 +217,17 @@ def structured_error(response: dict[str, Any], profile: Any, req: str, what: str
 
 
 def error_code(document: Any, profile: Any) -> str | None:
-    try:
-        value = json_pointer(document, profile.errors["code"])
-    except KeyError:
-        return None
-    return value if isinstance(value, str) else None
+    """The code of an error document: at the profile's code pointer (the first of its pointers
+    that holds a string, where the seed leaves the object's place open)."""
+    pointers = profile.errors["code"]
+    for pointer in [pointers] if isinstance(pointers, str) else pointers:
+        try:
+            value = json_pointer(document, pointer)
+        except KeyError:
+            continue
+        if isinstance(value, str):
+            return value
+    return None
 
 
 def validator_for(name: str) -> Draft202012Validator:

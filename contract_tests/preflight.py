@@ -172,8 +172,9 @@ def warnings(state: "SuiteState", fixture: Any) -> list[str]:
     from . import contracts
     own = set(state.profile.data.get("placeholders", {}))
     data_placeholders = {p for p in own if p not in GENERIC_PLACEHOLDERS}
+    by_environment = any(p in str(v) for v in state.profile.data.get("environment", {}).values() for p in own)
     out = []
-    if data_placeholders and not any(p in state.server_cmd for p in data_placeholders):
+    if data_placeholders and not by_environment and not any(p in state.server_cmd for p in data_placeholders):
         out.append(f"--server-cmd takes none of the profile's fixture placeholders ({', '.join(sorted(data_placeholders))}): "
                    "the server cannot be serving the suite's fixture, so most checks will fail or be blocked")
     foreign = set()

@@ -219,3 +219,9 @@ def test_a_server_that_refuses_every_version_offered_says_so(suite_run):
     run = suite_run("--server-cmd", cmd, "--transport", "http", "--protocol-version", "2025-11-25")
     assert run.code == EXIT_SERVER_UNUSABLE, run.output[-3000:]
     assert "refused for every protocol version offered" in run.output and "--protocol-version" in run.output
+
+
+def test_a_server_command_without_the_fixtures_placeholder_is_warned_about(suite_run):
+    run = suite_run("--server-cmd", "{python} -m reference.section_source.server --vault .", "--req", "SSL-OUT-003")
+    assert "takes none of the profile's fixture placeholders ({vault})" in run.output, run.output[-2000:]
+    assert run.results["warnings"], run.results.get("warnings")

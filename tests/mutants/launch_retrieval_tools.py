@@ -359,9 +359,11 @@ def rt_variant_lines_and_reasons():
     - meta.truncated is set whenever `limit` matches came back (more may or may not follow);
     - an absolute path is read as root-relative (so `/x/outside` is missing, not refused; `/`
       alone is refused);
-    - a symlink is treated as absent: a path through one is missing, wherever it points.
+    - a symlink is treated as absent: a path through one is missing, wherever it points;
+    - the error object is bare, {code, message, details}, not wrapped in {"error": ...}.
     """
     walk.split_lines = lambda text: text.split("\n")
+    errors.ToolError.body = lambda self: {"code": self.code, "message": self.message, "details": dict(self.details)}
 
     def at_limit(roots, args, result, truncated):
         return result, truncated or len(result["matches"]) >= args["limit"]
