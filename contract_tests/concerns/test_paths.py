@@ -74,11 +74,15 @@ class Attacker:
             return entry_id
         return f"{entry_id}@{tool['tool']}:{root}"
 
-    def outcome(self, entry: dict[str, Any], path: Any) -> oracles.Outcome:
+    def outcome(self, entry: dict[str, Any], path: Any, root: str | None = None) -> oracles.Outcome:
         oracle = self.spec.get("oracle", "none")
-        before = bool(self.spec.get("reject_before_read", oracle != "none"))
+        before = bool(self.spec.get("reject_before_read", oracle not in ("none", "absolute-inside")))
         if oracle == "hosted":
             return oracles.hosted(path)
+        if oracle == "absolute-inside":
+            inside = {item[len(root) + 1:] for item in self.items if root and item.startswith(root + "/")}
+            return oracles.absolute_inside(entry, path, self.fixture.attack_placeholders(root)["vault"], inside,
+                                           before_read=before)
         if oracle == "trim" and isinstance(path, str):
             return oracles.trimmed(entry, path, self.items, before_read=before,
                                    declared=contracts.DECLARATION.get("trim_paths"))
@@ -158,7 +162,8 @@ def test_path_attacks_fail(case, profile, attack_fixture, attack_server, names):
                     continue
                 path = attack_path(entry, attack_fixture.attack_placeholders(root))
                 response, reads, request = attacker.send(root, tool, path)
-                attacker.judge(findings, req, case_id, root, attacker.outcome(entry, path), response, reads, request)
+                attacker.judge(findings, req, case_id, root, attacker.outcome(entry, path, root), response, reads,
+                               request)
 
 
 def cases_test_rejected_paths_are_never_echoed(profile):
@@ -179,7 +184,7 @@ def test_rejected_paths_are_never_echoed(case, profile, attack_fixture, attack_s
                 if not findings.wants(case_id):
                     continue
                 path = attack_path(entry, attack_fixture.attack_placeholders(root))
-                if attacker.outcome(entry, path).kind == "may-succeed":
+                if attacker.outcome(entry, path, root).kind == "may-succeed":
                     continue
                 response, _reads, request = attacker.send(root, tool, path)
                 if not_a_failure(response):

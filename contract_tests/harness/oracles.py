@@ -7,6 +7,8 @@ is read (`reject`), must fail (`fail`), or may succeed (`may-succeed`) reading o
 
 from __future__ import annotations
 
+import os
+import posixpath
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -82,3 +84,22 @@ def hosted(path: Any) -> Outcome:
     """Seed 001's normalization: rejected before any upstream read, or read exactly as normalized."""
     must_reject, reads = seed_normalize(path)
     return Outcome("reject") if must_reject else Outcome("may-succeed", frozenset(reads))
+
+
+def absolute_inside(entry: dict[str, Any], path: Any, root_dir: str, items: set[str], *, before_read: bool) -> Outcome:
+    """A seed that refuses only paths outside the root (seed 003: "reject paths outside the
+    configured repo root"): an absolute path without `..` that names the root, or an item inside
+    it, through no symbolic link, may be served (reading nothing outside the root) or refused.
+    Every other path keeps the corpus's expectation."""
+    if isinstance(path, str) and path.startswith("/") and not has_dotdot(path) and "\\" not in path:
+        norm = posixpath.normpath(path)
+        root = posixpath.normpath(root_dir)
+        if norm == root or norm.startswith(root + "/"):
+            relative = posixpath.relpath(norm, root)
+            steps = [] if relative == "." else relative.split("/")
+            through_link = any(os.path.islink(os.path.join(root, *steps[:n + 1])) for n in range(len(steps)))
+            # What else inside the root the server may read to serve it (a `.gitignore`, say)
+            # is its business: only reads outside the root are judged.
+            if not through_link and (relative == "." or relative in items):
+                return Outcome("may-succeed")
+    return corpus(entry, path, before_read=before_read)

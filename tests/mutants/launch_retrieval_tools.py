@@ -199,7 +199,9 @@ def rt_startup_lists_root():
 @variant(profile="retrieval-tools")
 def rt_variant_jsonrpc_errors():
     """Not a defect: errors on the other accepted channel, a JSON-RPC error whose data.error
-    holds the object. The suite must pass this variant (tests/test_variants.py)."""
+    holds the object; and an absolute path naming the root or a place inside it is served
+    (FR-004 refuses only paths outside the root; a symlink out is still refused on resolving).
+    The suite must pass this variant (tests/test_variants.py)."""
     from mcp.shared.exceptions import MCPError
     original = server.to_result
 
@@ -208,6 +210,14 @@ def rt_variant_jsonrpc_errors():
             raise MCPError(-32001, outcome.body["error"]["message"], {"error": outcome.body["error"]})
         return original(outcome)
     server.to_result = to_result
+    original_normalize = tools.normalize
+
+    def normalize(raw, repo, *, allow_root=False):
+        root = os.environ.get(f"{repo.upper()}_ROOT", "").rstrip("/")
+        if isinstance(raw, str) and root and ".." not in raw.split("/") and (raw == root or raw.startswith(root + "/")):
+            raw, allow_root = raw[len(root):].lstrip("/") or ".", allow_root or raw.rstrip("/") == root
+        return original_normalize(raw, repo, allow_root=allow_root)
+    tools.normalize = normalize
 
 
 
