@@ -103,7 +103,8 @@ class VaultAgentFixture(DiskFixture):
     def derived_attacks(self, root: str) -> list[dict[str, Any]]:
         return derived_disk_attacks(self.vault, "vault", "attachments/pic.png", "attachments",
                                     {"vault_evil": "secret.txt", "outside": "secret.txt"},
-                                    ["links/escape-file.txt", "links/escape-dir"])
+                                    ["links/escape-file.txt", "links/escape-dir", "links/prefix-file.txt",
+                                     "links/prefix-dir"])
 
     def snapshot(self) -> Any:
         """The vault side and the index directory: neither transport writes to either."""
@@ -211,6 +212,9 @@ def build_vault_agent(base: Path) -> VaultAgentFixture:
     plant_escapes(root, fx.vault, f"# Outside\n\n{c['outside']} {token('outside')} must never be read\n",
                   ["outside/secret.txt", "outside/secret.md", "outside/sub/deeper.txt", "vault_evil/secret.txt"],
                   {"escape-file.txt": "../../outside/secret.txt", "escape-dir": "../../outside",
+                   # into the sibling sharing the vault's name prefix (containment by a bare
+                   # startswith, CVE-2025-53110's class)
+                   "prefix-file.txt": "../../vault_evil/secret.txt", "prefix-dir": "../../vault_evil",
                    "inside.txt": "../attachments/readme.txt"})
     os.symlink("../../outside/secret.md", fx.vault / "notes" / "escape.md")
     return fx

@@ -9,6 +9,7 @@ declares beside its patch the ids the suite must report for it (tests/test_mutan
 from __future__ import annotations
 
 import os
+from pathlib import Path
 import sys
 import time
 from contextlib import asynccontextmanager
@@ -175,6 +176,22 @@ def va_index_created():
                 instance.index(full=True)
         return original(settings)
     cli.run_mcp = run_mcp
+
+
+@mutant("VA-PATH-003", profile=PROFILE)
+def va_prefix_containment():
+    """get_attachment's only containment check is a bare prefix test without a separator (the
+    resolved path starts with the vault's): vault_evil/ counts as inside vault/."""
+    original = safety.resolve_attachment
+
+    def resolve_attachment(rules, raw):
+        rel = safety.check_relative(raw)
+        root_real = safety.real_root(rules.root)
+        real = os.path.realpath(os.path.join(root_real, rel))
+        if real.startswith(root_real) and not real.startswith(root_real + os.sep) and os.path.isfile(real):
+            return rel, Path(real), os.stat(real)
+        return original(rules, raw)
+    safety.resolve_attachment = core.resolve_attachment = resolve_attachment
 
 
 @mutant("VA-OUT-003", profile=PROFILE)
