@@ -82,10 +82,16 @@ class RootsFixture(DiskFixture):
         return [f"{f.repo}/{f.path}" for f in self.files]
 
     def write(self, relative: str, text: str) -> None:
+        """Write (or rewrite) a file, and know it: a later listing of the shared fixture expects
+        what is on disk, whichever test wrote it first."""
         repo, _, path = relative.partition("/")
         target = self.root / repo / path
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(text.encode("utf-8"))
+        data = text.encode("utf-8")
+        target.write_bytes(data)
+        known = next((f for f in self.files if f.repo == repo and f.path == path), None)
+        self.files = [f for f in self.files if f is not known] + [
+            FileSpec(repo, path, data, known.visible if known else True, known.binary if known else False)]
 
     def remove(self, relative: str) -> None:
         (self.root / relative).unlink()
