@@ -62,6 +62,27 @@ def run(server: Any, calls: list[tuple[str, dict[str, Any]]], timeout: float = 6
     return [server.call_tool(tool, args, timeout=timeout) for tool, args in calls]
 
 
+def precondition_failure(profile: Profile, responses: list[dict[str, Any]]) -> tuple[str, str] | None:
+    """(requirement, why) when a sweep call the profile marks as a precondition failed (e.g.
+    open-notebook's enter_collection): the rest of the sweep never reached the fixture's data,
+    so the concerns it feeds are blocked, never passed. `responses` start with the once-calls,
+    in the order sweep_calls puts them."""
+    from contract_tests.checks import called_ok, short
+    once = [c for c in profile.concerns.get("sweep", []) if c.get("once")]
+    for call, response in zip(once, responses):
+        if call.get("precondition") and not called_ok(response):
+            return call["precondition"], f"{call['tool']} failed in the sweep: {short(response, 200)}"
+    return None
+
+
+def require_sweep(req: str, profile: Profile, responses: list[dict[str, Any]]) -> None:
+    """Block `req` when the sweep's precondition failed."""
+    from contract_tests.verdicts import blocked
+    failure = precondition_failure(profile, responses)
+    if failure:
+        raise blocked(req, failure[1], by=failure[0])
+
+
 def strip_volatile(value: Any, dotted: list[str]) -> Any:
     """A copy of a JSON value without the members the profile marks volatile (a.b.c paths)."""
     import copy

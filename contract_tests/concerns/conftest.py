@@ -42,15 +42,23 @@ def attack_server(servers, server, client, contract_fixture, attack_fixture):
     return srv
 
 
+class Sweep(list):
+    """Per server, (protocol output, logs, params sent by id); `blocker` is (requirement, why)
+    when the sweep's precondition call failed."""
+    blocker: tuple[str, str] | None = None
+
+
 @pytest.fixture(scope="session")
 def swept(server, client, contract_fixture, names, profile, attack_fixture, attack_server):
     """One sweep per worker: every sweep call on every item, then the failing calls (on the
     attack twin too, when the profile has one, so its symlink traps are swept); returns, per
     server, (what it wrote meanwhile: protocol output, logs; what the caller sent, by id)."""
     from contract_tests.concerns.common import failing_calls, run, sweep_calls
+    from contract_tests.concerns.common import precondition_failure
     mark = server.transcript.mark()
-    run(server, sweep_calls(profile, contract_fixture, names) + failing_calls(profile, contract_fixture, names))
-    out = [(*server.transcript.since(mark), server.sent_params)]
+    responses = run(server, sweep_calls(profile, contract_fixture, names) + failing_calls(profile, contract_fixture, names))
+    out = Sweep([(*server.transcript.since(mark), server.sent_params)])
+    out.blocker = precondition_failure(profile, responses)
     if attack_server is not server:
         mark = attack_server.transcript.mark()
         run(attack_server, failing_calls(profile, attack_fixture, names))
