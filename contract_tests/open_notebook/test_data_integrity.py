@@ -23,18 +23,6 @@ pytestmark = [profiles_mark, pytest.mark.data_integrity]
 COVERAGES = ("exact_text", "passage_with_context", "notebook_file")
 
 
-def _digests(body: dict[str, Any], notebooks, role: str) -> dict[str, str]:
-    """What each coverage the profile accepts hashes to, for one fetch_passage body."""
-    passage, provenance = body.get("passage") or {}, body.get("provenance") or {}
-    exact, before, after = (str(passage.get(k) or "") for k in ("exact_text", "context_before", "context_after"))
-    out = {"exact_text": hashlib.sha256(exact.encode("utf-8")).hexdigest(),
-           "passage_with_context": hashlib.sha256((before + exact + after).encode("utf-8")).hexdigest()}
-    notebook = notebooks.collection(role).notebooks.get(provenance.get("notebook_id"))
-    if notebook is not None:
-        out["notebook_file"] = hashlib.sha256(notebook.text.encode("utf-8")).hexdigest()
-    return out
-
-
 def digest_of(checksum: Any) -> bytes | None:
     """The SHA-256 digest a checksum string encodes: the seed fixes the algorithm (`sha256(data)`,
     `checksum: string`), not the encoding, so bare hex in either case, an `sha256:` (or `sha256-`)
