@@ -76,6 +76,7 @@ class Requirement:
     basis: str = "seed"            # seed (quoted), mcp (a MUST of the MCP spec), profile (our reading)
     quote: tuple[str, ...] = ()    # the seed's own words, verbatim
     document: str | None = None    # where the quote is, relative to the seeds folder
+    elsewhere: tuple[tuple[str, str], ...] = ()  # (document, words): the same behaviour fixed in another document
     reading: str | None = None     # basis profile: why the profile reads the seed this way
     since_protocol: str | None = None  # applies only when the run speaks this protocol version or a later one
 
@@ -224,6 +225,8 @@ def _requirements(spec_id: str, data: dict[str, Any]) -> dict[str, Requirement]:
             quote=(quote,) if isinstance(quote, str) else tuple(quote),
             document=item.get("document", data.get("seed")), reading=item.get("reading"),
             since_protocol=item.get("since_protocol"),
+            elsewhere=tuple((other["document"], words) for other in item.get("quoted_elsewhere", ())
+                            for words in ([other["quote"]] if isinstance(other["quote"], str) else other["quote"])),
         )
     return out
 

@@ -50,12 +50,28 @@ def test_every_seed_quote_appears_in_its_seed():
         pytest.skip("the seed specs are not on this machine (set RC_SEEDS to the folder that holds them)")
     missing = []
     for profile_id, req in REQS:
-        if req.basis != "seed":
-            continue
-        document = seeds / req.document.removeprefix("seeds/")
-        text = _norm(document.read_text(encoding="utf-8"))
-        missing += [f"{req.id}: {q!r}" for q in req.quote if _norm(q) not in text]
-    assert not missing, "quotes not found in their seed:\n" + "\n".join(missing)
+        quotes = [(req.document, q) for q in req.quote] if req.basis == "seed" else []
+        for document, words in quotes + list(req.elsewhere):
+            path = seeds / document.removeprefix("seeds/")
+            if not path.is_file():
+                missing.append(f"{req.id}: no document {document}")
+            elif _norm(words) not in _norm(path.read_text(encoding="utf-8")):
+                missing.append(f"{req.id}: {words!r} (in {document})")
+    assert not missing, "quotes not found in their documents:\n" + "\n".join(missing)
+
+
+def test_every_not_testable_sentence_names_a_document_that_exists():
+    seeds = seeds_dir()
+    if seeds is None:
+        pytest.skip("the seed specs are not on this machine (set RC_SEEDS to the folder that holds them)")
+    missing = []
+    for profile_id in contracts.available_profiles():
+        data = contracts.load_profile(profile_id).data
+        for item in data.get("not_testable", ()):
+            document = item.get("document", data.get("seed"))
+            if not document or not (seeds / document.removeprefix("seeds/")).is_file():
+                missing.append(f"{profile_id}: {item['sentence'][:60]!r} names {document!r}")
+    assert not missing, "not_testable sentences whose document is missing:\n" + "\n".join(missing)
 
 
 def test_a_default_run_fails_only_on_seed_and_mcp_requirements():

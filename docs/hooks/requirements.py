@@ -6,6 +6,9 @@ cannot drift from what the suite checks. Registered in mkdocs.yml under `hooks:`
 - on_config: adds the generated pages to the "Requirements" and "Policies" nav sections.
 - on_files: adds requirements/index.md, requirements/<spec-id>.md for every specs/*.yaml,
   policies/index.md and policies/<name>.md for every policies/*.yaml.
+- on_files also adds sentences/index.md and sentences/<profile>.md: per profile, every sentence of
+  its seed and of the documents the seed builds on that a requirement quotes (with the ids that
+  check it), and every sentence listed as not testable (with the reason).
 - on_page_markdown: fills the mutants table in contracts.md from the mutant registry (each
   mutant declares its profile and the ids it must trip beside its patch, tests/mutants/).
 """
@@ -261,6 +264,81 @@ def _profile_data(spec: dict[str, Any]) -> list[str]:
     return out
 
 
+def _quotes(spec: dict[str, Any], req: dict[str, Any]) -> list[tuple[str, str]]:
+    """(document, words) for every quote of a requirement, its own document's and elsewhere."""
+    out = []
+    if req.get("basis") == "seed":
+        words = req.get("quote") or []
+        out += [(req.get("document", spec.get("seed")), q) for q in ([words] if isinstance(words, str) else words)]
+    for other in req.get("quoted_elsewhere") or []:
+        words = other["quote"]
+        out += [(other["document"], q) for q in ([words] if isinstance(words, str) else words)]
+    return out
+
+
+def _document_name(document: str | None) -> str:
+    return (document or "").removeprefix("seeds/")
+
+
+def _sentences_page(spec: dict[str, Any]) -> str:
+    reqs = spec["requirements"]
+    link = lambda rid: f"[`{rid}`](../requirements/{spec['id']}.md#{_anchor(rid)})"  # noqa: E731
+    checked: dict[str, dict[str, list[str]]] = {}
+    for req in reqs:
+        for document, words in _quotes(spec, req):
+            checked.setdefault(_document_name(document), {}).setdefault(" ".join(words.split()), []).append(req["id"])
+    untestable = spec.get("not_testable") or []
+    readings = [r for r in reqs if r.get("basis") == "profile"]
+    mcp = [r for r in reqs if r.get("basis") == "mcp"]
+    out = [f"# {spec['id']}: sentences checked and not testable", "",
+           f"Generated from `{spec['_file']}` when the site is built. Change that file, not this page.", "",
+           f"The seed is `{_document_name(spec.get('seed'))}`. Every sentence of it, and of the documents it "
+           "builds on, that a client can test is quoted by a requirement (first table, per document), or is "
+           "listed as not testable with the reason (second table). A spec author sees here which of their "
+           "sentences the suite checks and which it cannot.", "",
+           "| | |", "|---|---:|",
+           f"| sentences quoted by a requirement | {sum(len(v) for v in checked.values())} |",
+           f"| sentences not testable | {len(untestable)} |",
+           f"| requirements on the documents' words (basis seed) | {sum(r.get('basis') == 'seed' for r in reqs)} |",
+           f"| our readings where the documents are silent (advisories) | {len(readings)} |",
+           f"| MUSTs of the MCP specification | {len(mcp)} |", ""]
+    out += ["## Sentences the suite checks", ""]
+    for document in sorted(checked, key=lambda d: (d != _document_name(spec.get("seed")), d)):
+        out += [f"### `{document}`", "", "| the document's words | checked by |", "|---|---|"]
+        for words, ids in checked[document].items():
+            out.append(f"| “{_cell(words)}” | {', '.join(link(i) for i in dict.fromkeys(ids))} |")
+        out.append("")
+    out += ["## Sentences the suite cannot test", ""]
+    if untestable:
+        out += ["| the document's words | document | why not |", "|---|---|---|"]
+        out += [f"| “{_cell(item['sentence'])}” | `{_cell(_document_name(item.get('document', spec.get('seed'))))}` "
+                f"| {_cell(item['reason'])} |" for item in untestable]
+    else:
+        out.append("None listed: every testable sentence found is quoted above.")
+    out.append("")
+    if readings:
+        out += ["## Our readings where the documents are silent", "",
+                "Advisories: reported apart, failing a run only under `--strict`.", "",
+                "| id | behaviour | why the profile reads the documents so |", "|---|---|---|"]
+        out += [f"| {link(r['id'])} | {_cell(r.get('behavior', ''))} | {_cell(r.get('reading', ''))} |" for r in readings]
+        out.append("")
+    return "\n".join(out)
+
+
+def _sentences_index(profiles: list[dict[str, Any]]) -> str:
+    out = ["# Seed sentences", "",
+           "For each profile, which sentences of its seed (and of the documents the seed builds on) the "
+           "suite checks, under which requirement, and which it cannot test, with the reason. Generated "
+           "from `specs/` when the site is built.", "",
+           "| profile | seed | sentences checked | not testable | advisories |", "|---|---|---:|---:|---:|"]
+    for spec in profiles:
+        quoted = {(d, " ".join(w.split())) for r in spec["requirements"] for d, w in _quotes(spec, r)}
+        out.append(f"| [{spec['id']}]({spec['id']}.md) | `{_document_name(spec.get('seed'))}` | {len(quoted)} "
+                   f"| {len(spec.get('not_testable') or [])} "
+                   f"| {sum(r.get('basis') == 'profile' for r in spec['requirements'])} |")
+    return "\n".join(out) + "\n"
+
+
 def _requirements_index(specs: list[dict[str, Any]]) -> str:
     by_id = {s["id"]: s for s in specs}
     out = ["# Requirements", "",
@@ -365,6 +443,7 @@ def on_config(config):
     extra = {
         "Requirements": [{s["id"]: f"requirements/{s['id']}.md"} for s in _load_specs(root)],
         "Policies": [{p.name: f"policies/{p.stem}.md"} for p in _policy_files(root)],
+        "Seed sentences": [{s["id"]: f"sentences/{s['id']}.md"} for s in _load_specs(root) if s.get("seed")],
     }
     for entry in config.nav:
         if isinstance(entry, dict):
@@ -383,6 +462,10 @@ def on_files(files, config):
     for spec in specs:
         guide = files.get_file_from_path(f"profiles/{spec['id']}.md") is not None
         pages[f"requirements/{spec['id']}.md"] = _spec_page(spec, specs, root, guide)
+    seeded = [s for s in specs if s.get("seed")]
+    pages["sentences/index.md"] = _sentences_index(seeded)
+    for spec in seeded:
+        pages[f"sentences/{spec['id']}.md"] = _sentences_page(spec)
     policies = _policies(root)
     pages["policies/index.md"] = _policies_index(policies, specs)
     for path, text, data in policies:
