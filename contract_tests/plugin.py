@@ -100,6 +100,10 @@ class SuiteState:
 
 STATE = pytest.StashKey[SuiteState]()
 FIXTURE_TOKENS = pytest.StashKey[dict[str, str]]()
+# The requests a test's own findings already blame: outside content the canary guard then finds in
+# one of their responses is the same defect (a provocation that succeeded, reading outside the
+# root), reported once, by the test. Any other leak in that response is a defect of its own.
+BLAMED = pytest.StashKey[set[str]]()
 LOG_LINES = 60
 
 
@@ -517,6 +521,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         if case is not None and any(case == r or case.startswith(r + "-") for r in ids):
             case = None  # a concern test's parameter is its requirement, not a case
         findings = [Finding(f.req, f.message, f.case or case, f.request, f.kind, f.by) for f in findings]
+        if report.when == "call":
+            item.stash[BLAMED] = {f.request for f in findings if f.request and f.kind == "fail"}
         _apply_verdict(report, state, item, findings)
     if report.when == "call":
         report.rc_cases = _expected_cases_checked(ids, case)
@@ -663,7 +669,8 @@ def client(server: Connection):
         sdk = SdkClient(server)
     except Exception as exc:  # noqa: BLE001 - name what went wrong, keep stderr short
         tail = "\n".join(server.transcript.stderr[-15:])
-        pytest.fail(f"could not initialize the server under test: {exc!r}\nserver stderr (tail):\n{tail}")
+        raise verdicts.ServerFault(f"could not initialize the server under test: {exc!r}\n"
+                                   f"server stderr (tail):\n{tail}") from exc
     yield sdk
     sdk.close()
 
@@ -692,7 +699,10 @@ def _canary_guard(request: pytest.FixtureRequest):
         srv.rc_scanned = mark
         for req, leak in canaries.scan_output(out, fixture.canaries, profile.output_canaries,
                                               srv.sent_params, profile.echo_allowed):
-            findings.append(Finding(req, f"server output leaked: {leak}", request=_request_of(srv, leak.request_id)))
+            culprit = _request_of(srv, leak.request_id)
+            owned = request.node.stash.get(BLAMED, set()) | verdicts.requests_judged_elsewhere()
+            if leak.cls != "outside" or culprit is None or culprit not in owned:
+                findings.append(Finding(req, f"server output leaked: {leak}", request=culprit))
         rules = profile.leak_requirements("stderr")
         for leak in canaries.scan_lines(err, fixture.canaries, "stderr", rules):
             findings.append(Finding(rules[leak.cls], f"server log leaked: {leak}"))

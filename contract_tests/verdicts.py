@@ -10,6 +10,7 @@ attack, a tool and root). The plugin turns a test's findings into per-requiremen
 from __future__ import annotations
 
 import json
+import os
 import unicodedata
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -32,14 +33,24 @@ CONSOLE_LINES = 40       # findings shown per test on the console
 TRACEBACK_CHARS = 6000
 
 
+class ServerFault(Exception):
+    """The server did something that stops a test before any requirement could be judged: it
+    could not be initialized, or it stopped answering. Server-side: never a suite error."""
+
+
 def server_side(exc: BaseException | None) -> bool:
     """An exception that says something about the server (it did not answer, went away, sent
-    what the SDK cannot parse, refused a connection), not about the suite's own code."""
+    what the SDK cannot parse, refused a connection), not about the suite's own code.
+
+    A pydantic ValidationError is the server's only when it was raised while reading what the
+    server sent (inside the MCP SDK or the suite's harness); anywhere else it is the suite's own
+    model misused. `pytest.fail` is not used for server faults (ServerFault is), so a Failed
+    that is not a RequirementFailure is the suite's."""
     if exc is None:
         return True
     from .harness.adapter import FixtureSetupError
     from .harness.stdio import NoResponse, ServerGone
-    kinds: list[type] = [NoResponse, ServerGone, FixtureSetupError, TimeoutError, ConnectionError, Failed]
+    kinds: list[type] = [ServerFault, NoResponse, ServerGone, FixtureSetupError, TimeoutError, ConnectionError]
     try:
         from mcp.shared.exceptions import MCPError
         kinds.append(MCPError)
@@ -47,8 +58,24 @@ def server_side(exc: BaseException | None) -> bool:
         pass
     import httpx
     import pydantic
-    kinds += [httpx.HTTPError, pydantic.ValidationError]
-    return isinstance(exc, tuple(kinds))
+    kinds.append(httpx.HTTPError)
+    if isinstance(exc, tuple(kinds)):
+        return True
+    return isinstance(exc, pydantic.ValidationError) and _raised_reading_the_server(exc)
+
+
+_READERS = (f"{os.sep}mcp{os.sep}", f"{os.sep}contract_tests{os.sep}harness{os.sep}")
+
+
+def _raised_reading_the_server(exc: BaseException) -> bool:
+    """Whether the innermost frame outside pydantic that raised `exc` is in the SDK or the harness."""
+    frames = []
+    tb = exc.__traceback__
+    while tb is not None:
+        frames.append(tb.tb_frame.f_code.co_filename)
+        tb = tb.tb_next
+    ours = [f for f in frames if f"{os.sep}pydantic" not in f]
+    return bool(ours) and any(reader in ours[-1] for reader in _READERS)
 
 
 def exception_text(exc: BaseException) -> str:
@@ -186,8 +213,23 @@ def checked_cases() -> set[tuple[str, str]]:
     return set(_CHECKED)
 
 
+# Requests of the running test whose success another requirement's own check reports (a path
+# attack the path sweep judges): outside content in their responses is that finding, not a leak
+# for the canary guard to file a second time.
+_JUDGED_ELSEWHERE: set[str] = set()
+
+
+def judged_elsewhere(request: str) -> None:
+    _JUDGED_ELSEWHERE.add(request)
+
+
+def requests_judged_elsewhere() -> set[str]:
+    return set(_JUDGED_ELSEWHERE)
+
+
 def start_test() -> None:
     _CHECKED.clear()
+    _JUDGED_ELSEWHERE.clear()
 
 
 class Findings:

@@ -225,3 +225,38 @@ def test_a_server_command_without_the_fixtures_placeholder_is_warned_about(suite
     run = suite_run("--server-cmd", "{python} -m reference.section_source.server --vault .", "--req", "SSL-OUT-003")
     assert "takes none of the profile's fixture placeholders ({vault})" in run.output, run.output[-2000:]
     assert run.results["warnings"], run.results.get("warnings")
+
+
+def _validation_error_in(filename: str):
+    """The ValidationError a pydantic model raises when code that claims to live in `filename`
+    (a frame's file is what the server-side rule reads) gives it a string for an int."""
+    import pydantic
+
+    class Model(pydantic.BaseModel):
+        n: int
+    namespace = {"Model": Model}
+    try:
+        exec(compile("def go():\n    Model(n='not a number')\ngo()\n", filename, "exec"), namespace)
+    except pydantic.ValidationError as exc:
+        return exc
+    raise AssertionError("pydantic accepted a string for an int")
+
+
+def test_a_validation_error_is_the_servers_only_when_raised_reading_what_it_sent():
+    from contract_tests import verdicts
+
+    harness = _validation_error_in("/x/contract_tests/harness/sdk.py")
+    sdk = _validation_error_in("/x/site-packages/mcp/client/session.py")
+    suite = _validation_error_in("/x/contract_tests/vault_agent/test_tools.py")
+    assert verdicts.server_side(harness) and verdicts.server_side(sdk)
+    assert not verdicts.server_side(suite)
+
+
+def test_pytest_fail_is_the_suites_and_server_fault_is_the_servers():
+    from _pytest.outcomes import Failed
+
+    from contract_tests import verdicts
+
+    assert verdicts.server_side(verdicts.ServerFault("no answer"))
+    assert not verdicts.server_side(Failed("stray pytest.fail"))
+    assert not verdicts.server_side(KeyError("tampered"))

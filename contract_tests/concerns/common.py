@@ -58,6 +58,27 @@ def failing_calls(profile: Profile, fixture: Any, names: Any, limit: int = 40) -
     return out
 
 
+def applies(spec: dict[str, Any], category: str) -> bool:
+    """Whether the profile's path concern judges attacks of this category."""
+    return category in spec["categories"] if "categories" in spec else True
+
+
+def judged_attacks(profile: Profile, fixture: Any, names: Any) -> set[str]:
+    """The path attacks among the failing calls that the path sweep judges (its category
+    applies): their success, and outside content in their answers, are its findings."""
+    from contract_tests.verdicts import describe_call
+    spec = profile.concerns.get("paths", {})
+    out = set()
+    for root in fixture.attack_roots():
+        for tool in spec.get("tools", []):
+            for entry in policy("path-attacks.yaml")["paths"] + fixture.derived_attacks(root):
+                if applies(spec, entry["category"]):
+                    args = render(tool.get("arguments", {}), {"root": root})
+                    args[tool["argument"]] = attack_path(entry, fixture.attack_placeholders(root))
+                    out.add(describe_call(tool["tool"], names.args(tool["tool"], args)))
+    return out
+
+
 def run(server: Any, calls: list[tuple[str, dict[str, Any]]], timeout: float = 60) -> list[dict[str, Any]]:
     return [server.call_tool(tool, args, timeout=timeout) for tool, args in calls]
 

@@ -44,8 +44,10 @@ def attack_server(servers, server, client, contract_fixture, attack_fixture):
 
 class Sweep(list):
     """Per server, (protocol output, logs, params sent by id); `blocker` is (requirement, why)
-    when the sweep's precondition call failed."""
+    when the sweep's precondition call failed; `attacks` are the path attacks among its calls
+    that the path sweep judges (outside content in their answers is its finding)."""
     blocker: tuple[str, str] | None = None
+    attacks: set[str] = set()
 
 
 @pytest.fixture(scope="session")
@@ -53,14 +55,32 @@ def swept(server, client, contract_fixture, names, profile, attack_fixture, atta
     """One sweep per worker: every sweep call on every item, then the failing calls (on the
     attack twin too, when the profile has one, so its symlink traps are swept); returns, per
     server, (what it wrote meanwhile: protocol output, logs; what the caller sent, by id)."""
-    from contract_tests.concerns.common import failing_calls, run, sweep_calls
+    from contract_tests.concerns.common import failing_calls, judged_attacks, run, sweep_calls
     from contract_tests.concerns.common import precondition_failure
-    mark = server.transcript.mark()
+    since = _unscanned(server)
     responses = run(server, sweep_calls(profile, contract_fixture, names) + failing_calls(profile, contract_fixture, names))
-    out = Sweep([(*server.transcript.since(mark), server.sent_params)])
+    out = Sweep([(*_take(server, since), server.sent_params)])
     out.blocker = precondition_failure(profile, responses)
+    if out.blocker:
+        server.rc_scanned = since  # the leak tests are blocked: the canary guard scans it all
+    out.attacks = judged_attacks(profile, contract_fixture, names)
     if attack_server is not server:
-        mark = attack_server.transcript.mark()
+        since = _unscanned(attack_server)
         run(attack_server, failing_calls(profile, attack_fixture, names))
-        out.append((*attack_server.transcript.since(mark), attack_server.sent_params))
+        out.append((*_take(attack_server, since), attack_server.sent_params))
+        out.attacks |= judged_attacks(profile, attack_fixture, names)
     return out
+
+
+def _unscanned(server) -> tuple[int, ...]:
+    return getattr(server, "rc_scanned", (0, 0, 0))
+
+
+def _take(server, since: tuple[int, ...]) -> tuple[list[str], list[str]]:
+    """What the server wrote that no scan has seen (its start-up, then the sweep), handed to the
+    leak tests to judge, each leak once under its requirement: the canary guard after the test
+    that set the sweep up does not scan it again."""
+    mark = server.transcript.mark()
+    taken = server.transcript.since(since)
+    server.rc_scanned = mark
+    return taken

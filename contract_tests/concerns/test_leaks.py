@@ -6,7 +6,7 @@ also scans after every other test.)"""
 from __future__ import annotations
 
 from contract_tests.harness import canaries
-from contract_tests.verdicts import Findings, blocked
+from contract_tests.verdicts import Findings, blocked, describe_call
 
 
 def _reqs(profile, channels):
@@ -24,8 +24,10 @@ def test_no_canary_comes_back_in_results_or_errors(case, profile, contract_fixtu
         for out, _err, sent in swept:
             for found_req, leak in canaries.scan_output(out, contract_fixture.canaries, profile.output_canaries,
                                                         sent, profile.echo_allowed):
-                if found_req == req:
-                    findings.fail(req, f"the server's answers leaked: {leak}")
+                request = _request(sent, leak.request_id)
+                if found_req != req or (leak.cls == "outside" and request in swept.attacks):
+                    continue  # outside content in a path attack's answer: the path sweep's finding
+                findings.fail(req, f"the server's answers leaked: {leak}", request=request)
 
 
 def cases_test_no_canary_reaches_the_logs(profile):
@@ -40,6 +42,13 @@ def test_no_canary_reaches_the_logs(case, profile, contract_fixture, swept):
         for _out, err, _sent in swept:
             for leak in canaries.scan_lines(err, contract_fixture.canaries, "stderr", rules):
                 findings.fail(req, f"a log line leaked: {leak}")
+
+
+def _request(sent, request_id) -> str | None:
+    params = sent.get(request_id) if request_id is not None else None
+    if isinstance(params, dict) and isinstance(params.get("name"), str) and "arguments" in params:
+        return describe_call(params["name"], params["arguments"])
+    return None
 
 
 def _require(req: str, swept) -> None:

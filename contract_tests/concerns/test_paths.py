@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from contract_tests import contracts
 from contract_tests.checks import not_a_failure, structured_error, texts
 from contract_tests.contracts import policy
-from contract_tests.concerns.common import render
+from contract_tests.concerns.common import applies as _applies, render
 from contract_tests.harness import canaries, oracles
 from contract_tests.harness.corpus import attack_path, no_echo_probes
 from contract_tests.harness.stdio import NoResponse, ServerGone
@@ -35,10 +35,6 @@ def _spec(profile: contracts.Profile) -> dict[str, Any]:
 def _requirement_of(spec: dict[str, Any], category: str) -> str:
     reqs = spec.get("requirements", {})
     return reqs.get(category, reqs.get("*"))
-
-
-def _applies(spec: dict[str, Any], category: str) -> bool:
-    return category in spec["categories"] if "categories" in spec else True
 
 
 def cases_test_path_attacks_fail(profile):
@@ -104,7 +100,11 @@ class Attacker:
         if problem == "a successful result":
             if outcome.kind != "may-succeed":
                 findings.fail(req, "the attack succeeded; it must fail", case=case, request=request)
-            elif reads.seen and outcome.allowed is not None:
+                return
+            outside = self.fixture.canaries.get("outside")
+            if outside and outside in json.dumps(response, ensure_ascii=False):
+                findings.fail(req, "the answer carries content from outside the root", case=case, request=request)
+            if reads.seen and outcome.allowed is not None:
                 extra = sorted(set(reads.items(root)) - set(outcome.allowed)) + reads.outside(root)
                 findings.check(not extra, req, f"read {esc(extra[:3])}; only {esc(sorted(outcome.allowed))} may be "
                                "read for this path", case=case, request=request)

@@ -11,7 +11,7 @@ from contract_tests import contracts
 from contract_tests.checks import called_ok, error_code, json_pointer, structured_error
 from contract_tests.harness.roots import NEEDLE_COMMON
 from contract_tests.retrieval_tools.common import Calls, Findings, profiles_mark
-from contract_tests.verdicts import esc
+from contract_tests.verdicts import esc, judged_elsewhere
 
 pytestmark = [profiles_mark, pytest.mark.integration]
 
@@ -65,6 +65,8 @@ def _class_codes(profile, calls_for, fixture, findings) -> dict[str, dict[str, t
             response, request = calls.raw(case["tool"], args)
             label = f"{klass['id']}: {case['tool']} {esc(args)}"
             if called_ok(response):
+                if FORBIDDEN_BY.get(klass["id"], "").startswith("RT-PATH-"):
+                    judged_elsewhere(request)  # outside content in its answer is the path sweep's finding
                 continue  # no error to judge: the requirement that forbids the call reports it
             try:
                 document = structured_error(response, profile, "RT-ENV-002", label, request=request)

@@ -71,7 +71,7 @@ def test_pathological_nesting_gets_a_result_or_clean_error_and_the_server_stays_
         try:
             response = srv.call_tool(TOOL, {"path": fixture_vault.stress[role]}, timeout=60)
         except (NoResponse, ServerGone) as exc:
-            pytest.fail(f"[SSL-STR-005] {role}: no answer ({exc})", pytrace=False)
+            check(False, "SSL-STR-005", f"{role}: no answer ({exc})")
         result = response.get("result")
         if result is not None and result.get("isError"):
             structured_error(response, profile, "SSL-STR-005", role)
@@ -81,7 +81,7 @@ def test_pathological_nesting_gets_a_result_or_clean_error_and_the_server_stays_
         try:
             alive = srv.call_tool(TOOL, {"path": "inbox/example.md"}, timeout=10)
         except (NoResponse, ServerGone) as exc:
-            pytest.fail(f"[SSL-STR-005] {role}: the server stopped answering ({exc})", pytrace=False)
+            check(False, "SSL-STR-005", f"{role}: the server stopped answering ({exc})")
         check("result" in alive or "error" in alive, "SSL-STR-005", f"{role}: server stopped answering")
     finally:
         srv.close(timeout=3)

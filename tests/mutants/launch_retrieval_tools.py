@@ -81,7 +81,7 @@ def rt_gitignore_ignored():
     walk.IgnoreRules.ignored = lambda self, relative, is_dir: False
 
 
-@mutant("RT-PATH-001", "RT-PATH-002", "RT-PATH-004", profile="retrieval-tools")
+@mutant("RT-PATH-001", "RT-PATH-002", profile="retrieval-tools")
 def rt_traversal_accepted():
     """Collapses `..` and skips the containment check."""
     def normalize(raw, repo, *, allow_root=False):
@@ -115,7 +115,7 @@ def rt_cross_root_escape():
     tools.relative_to_root = lambda root_real, real: ""  # and no second look at where it landed
 
 
-@mutant("RT-PATH-002", "RT-PATH-004", profile="retrieval-tools")
+@mutant("RT-PATH-002", profile="retrieval-tools")
 def rt_prefix_containment():
     """`..` is still refused; the real path is kept inside the root by `startswith(root)` with no
     separator (CVE-2025-53110), so a symlink into docs_evil/ or code_evil/ passes as inside,
