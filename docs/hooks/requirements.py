@@ -74,7 +74,7 @@ def _leading_comment(text: str) -> str:
 
 def _cell(text: Any) -> str:
     """Text safe inside a Markdown table cell."""
-    return html.escape(str(text), quote=False).replace("|", "\\|").replace("\n", " ")
+    return html.escape(str(text), quote=False).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
 def _anchor(req_id: str) -> str:
