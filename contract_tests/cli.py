@@ -16,7 +16,8 @@ import pytest
 
 PACKAGE = Path(__file__).resolve().parent
 # Short names of the console script mapped to the plugin's prefixed options.
-ALIASES = {"--strict": "--rc-strict"}
+ALIASES = {"--strict": "--rc-strict", "--request-timeout": "--rc-request-timeout",
+           "--max-message-bytes": "--rc-max-message-bytes", "--run-budget": "--rc-run-budget"}
 
 
 def _selects_tests(args: list[str]) -> bool:
@@ -24,8 +25,13 @@ def _selects_tests(args: list[str]) -> bool:
     return any(not a.startswith("-") and ("::" in a or a.startswith("contract_tests")) for a in args)
 
 
+def _alias(arg: str) -> str:
+    name, sep, value = arg.partition("=")
+    return ALIASES.get(name, name) + sep + value if name in ALIASES else arg
+
+
 def suite_args(args: list[str]) -> list[str]:
-    args = [ALIASES.get(a, a) for a in args]
+    args = [_alias(a) for a in args]
     plugins = ["-p", "xdist.plugin", "-p", "contract_tests.plugin"]
     if importlib.util.find_spec("_hypothesis_pytestplugin"):
         plugins += ["-p", "_hypothesis_pytestplugin"]

@@ -45,6 +45,7 @@ def merge(documents: list[dict[str, Any]]) -> dict[str, Any]:
                   duration_s=round(max(d.get("duration_s", 0) for d in documents), 2),
                   exit_status=_exit_status([d.get("exit_status", 0) for d in documents]),
                   suite_errors=[e for d in documents for e in d.get("suite_errors", [])],
+                  run_stopped=[s for d in documents for s in d.get("run_stopped", [])],
                   checks=_checks([d.get("checks") or {} for d in documents]),
                   server_unusable=next((d["server_unusable"] for d in documents if d.get("server_unusable")), None))
     return merged
@@ -60,9 +61,9 @@ def _checks(parts: list[dict[str, Any]]) -> dict[str, Any]:
 
 def _exit_status(codes: list[int]) -> int:
     """The merged run's status: the shards' by the suite's precedence (a suite error, then a
-    failure, then blocked checks; other statuses by their own value)."""
-    from .verdicts import EXIT_BLOCKED, EXIT_SUITE_ERROR
-    order = {0: 0, EXIT_BLOCKED: 1, 1: 2, EXIT_SUITE_ERROR: 3}
+    stopped run, then a failure, then blocked checks; other statuses by their own value)."""
+    from .verdicts import EXIT_BLOCKED, EXIT_RUN_STOPPED, EXIT_SUITE_ERROR
+    order = {0: 0, EXIT_BLOCKED: 1, 1: 2, EXIT_RUN_STOPPED: 3, EXIT_SUITE_ERROR: 4}
     return max(codes, key=lambda c: (c not in order, order.get(c, c)))
 
 

@@ -14,7 +14,8 @@ import pytest
 
 from . import contracts, declarations, preflight as preflight_mod, verdicts
 from .expectations import Expectations, ExpectationsError
-from .harness import canaries
+from .harness import canaries, limits
+from .harness.stdio import MessageTooLarge, ServerGone, ServerStopped
 from .harness.adapter import KINDS
 from .harness.fixtures import build_for
 from .harness.sdk import SdkClient
@@ -166,6 +167,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--protocol-version", default=None, metavar="VERSION",
                     help="the MCP handshake version to speak (default: the first the server accepts of the versions "
                          "the profile's documents allow, offered newest first)")
+    group.addoption("--rc-request-timeout", type=float, default=None, metavar="SECONDS",
+                    help=f"how long a request waits for its answer unless a check asks for longer (default "
+                         f"{limits.LIMITS.request_timeout:g}; `retrieval-contract --request-timeout`)")
+    group.addoption("--rc-max-message-bytes", type=int, default=None, metavar="BYTES",
+                    help=f"the largest single message the suite reads from the server (default "
+                         f"{limits.LIMITS.max_message_bytes:,}); a larger one is a finding (MCP-SIZE-001), kept "
+                         "only as its first bytes (`retrieval-contract --max-message-bytes`)")
+    group.addoption("--rc-run-budget", type=float, default=None, metavar="SECONDS",
+                    help="stop talking to the server after this many seconds: the remaining checks are blocked, "
+                         "the reports written, and the run exits 9 (`retrieval-contract --run-budget`)")
     group.addoption("--no-preflight", action="store_true", default=False,
                     help="skip starting the server once before the run")
     parser.addini("rc_profile", "default profile for the retrieval-contract suite", default=DEFAULT_PROFILE)
@@ -186,6 +197,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "req(*ids): requirement ids a test proves")
     config.addinivalue_line("markers", "profiles(*ids): profiles a suite module applies to")
     config.addinivalue_line("markers", "inapplicable: a concern test the profile does not configure (dropped)")
+    limits.configure(config.getoption("--rc-request-timeout"), config.getoption("--rc-max-message-bytes"),
+                     config.getoption("--rc-run-budget"))
     profile_id = config.getoption("--profile") or config.getini("rc_profile")
     try:
         profile = contracts.load_profile(profile_id)
@@ -338,6 +351,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
             or config.getoption("collectonly")):
         return
     state.preflight = preflight_mod.run(state, _fixture_settings(state))
+    limits.HEALTH.reset()  # the preflight's unanswered attempts are its own verdict, not the run's
     if state.preflight.ok and state.preflight.protocol_version:
         use_protocol_version(state.preflight.protocol_version)
         state.protocol_version = state.preflight.protocol_version
@@ -494,6 +508,13 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 # --- verdicts ---------------------------------------------------------------------------
 
 @pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """A worker hands the controller why it stopped talking to the server, if it did."""
+    if _is_worker(session.config) and limits.HEALTH.stopped:
+        session.config.workeroutput["rc_stopped"] = limits.HEALTH.stopped
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     verdicts.start_test()
 
@@ -511,10 +532,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         exc = call.excinfo.value if call.excinfo is not None else None
         if isinstance(exc, RequirementFailure):
             findings = exc.findings
+        elif isinstance(exc, (ServerStopped, ServerGone, MessageTooLarge)) and _cut_short(exc, state):
+            findings = [*getattr(exc, "rc_findings", []), *_cut_short(exc, state)(ids)]
         elif verdicts.server_side(exc):
             text = esc(verdicts.exception_text(exc) if exc is not None else str(report.longrepr), 600)
-            findings = [Finding(req, f"the test could not finish ({report.when}): {text}", None, None, "error")
-                        for req in ids]
+            findings = [*getattr(exc, "rc_findings", []),
+                        *[Finding(req, f"the test could not finish ({report.when}): {text}", None, None, "error")
+                          for req in ids]]
         else:
             _suite_error(report, item, call)
             return report
@@ -527,6 +551,27 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if report.when == "call":
         report.rc_cases = _expected_cases_checked(ids, case)
     return report
+
+
+SIZE_REQUIREMENT = "MCP-SIZE-001"
+
+
+def _cut_short(exc: BaseException, state: SuiteState):
+    """For a test the server cut short without it being the test's finding, a function from the
+    test's ids to its findings: the run stopped talking to the server (blocked, by the reason),
+    the server had exited before the test began (blocked), or it answered with a message over
+    the size limit (MCP-SIZE-001's finding; the rest blocked by it). None otherwise."""
+    if isinstance(exc, ServerStopped):
+        return lambda ids: [Finding(req, str(exc), None, None, "blocked", "the run stopped") for req in ids]
+    if isinstance(exc, ServerGone) and exc.earlier:
+        return lambda ids: [Finding(req, str(exc), None, None, "blocked", "the server exited") for req in ids]
+    if isinstance(exc, MessageTooLarge):
+        size = SIZE_REQUIREMENT if SIZE_REQUIREMENT in state.profile.requirements else None
+        evidence = f"{exc} (its start: {esc(exc.record.prefix.decode('utf-8', 'replace'), 200)})"
+        return lambda ids: ([Finding(size, evidence)] if size else []) + [
+            Finding(req, str(exc), None, None, "blocked", size or "a message over the size limit")
+            for req in ids if req != size]
+    return None
 
 
 def _expected_cases_checked(ids: list[str], case: str | None) -> list[list[str]]:
@@ -589,6 +634,13 @@ def _apply_verdict(report: pytest.TestReport, state: SuiteState, item: pytest.It
         reasons = verdicts.cap_lines([f.render(shown) for f in verdict.blocked])
         path, lineno, _ = item.location
         report.longrepr = (str(item.path), (lineno or 0) + 1, "blocked: " + "; ".join(reasons))
+    elif report.when == "setup":
+        # A setup that did not finish never passes, whatever its findings mean for the run:
+        # the test body would run without its fixtures.
+        report.outcome = "skipped"
+        shown_findings = verdicts.cap_lines([f.render(shown) for f in verdict.advisory + verdict.expected])
+        path, lineno, _ = item.location
+        report.longrepr = (str(item.path), (lineno or 0) + 1, "setup did not finish: " + "; ".join(shown_findings))
     elif verdict.advisory or not verdict.expected:
         report.outcome = "passed"
         report.longrepr = None

@@ -55,6 +55,7 @@ class ReportCollector:
         self.collection: dict[str, Any] | None = None
         self.problems: list[str] = []
         self.suite_errors: list[dict[str, Any]] = []
+        self.stopped: list[str] = []  # why the run stopped talking to the server (per process that did)
         self.final_rows: list[dict[str, Any]] | None = None
         self.blocked_checks: Counter[str] = Counter()
         self.exit_status = 0
@@ -84,6 +85,8 @@ class ReportCollector:
         if self.collection is None and "rc_collection" in output:
             self.collection = output["rc_collection"]
         self.server_logs += output.get("rc_server_logs", [])
+        if output.get("rc_stopped") and output["rc_stopped"] not in self.stopped:
+            self.stopped.append(output["rc_stopped"])
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         reqs = [value for name, value in report.user_properties if name == "requirement"]
@@ -289,6 +292,12 @@ class ReportCollector:
                 write(f"{error['message']}")
                 write(f"    at {error['where']}, in {error['count']} test{'s' if error['count'] > 1 else ''}: "
                       f"{', '.join(error['tests'][:3])}{' ...' if error['count'] > 3 else ''}")
+        if self.stopped:
+            terminalreporter.section("retrieval-contract: the run stopped talking to the server", sep="-")
+            for why in self.stopped:
+                write(why)
+            write("the checks left were blocked (listed above); raise --request-timeout or --run-budget if the "
+                  "server is only slow")
         preflight = self.state.preflight
         if preflight is not None and preflight.warnings:
             terminalreporter.section("retrieval-contract: warnings", sep="-")
@@ -309,7 +318,10 @@ class ReportCollector:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        from .verdicts import EXIT_BLOCKED, EXIT_SUITE_ERROR
+        from .harness.limits import HEALTH
+        from .verdicts import EXIT_BLOCKED, EXIT_RUN_STOPPED, EXIT_SUITE_ERROR
+        if HEALTH.stopped and HEALTH.stopped not in self.stopped:
+            self.stopped.append(HEALTH.stopped)
         rows = self.rows()
         self.final_rows = rows
         self.problems = self.expectation_problems(rows)
@@ -317,6 +329,8 @@ class ReportCollector:
         if code in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             if self.suite_errors:
                 code = EXIT_SUITE_ERROR
+            elif self.stopped:
+                code = EXIT_RUN_STOPPED
             elif code == pytest.ExitCode.OK and self.problems:
                 code = pytest.ExitCode.TESTS_FAILED
             elif code == pytest.ExitCode.OK and self.blocked_exit(rows):
@@ -329,6 +343,7 @@ class ReportCollector:
         document = self._document(rows, int(code), dict(summary))
         document["checks"] = self.checks(rows)
         document["suite_errors"] = self.suite_errors
+        document["run_stopped"] = self.stopped
         document["expectation_problems"] = self.problems
         document["server_logs"] = self.server_logs or self.state.server_logs
         if self.baseline is not None:
@@ -411,6 +426,8 @@ EXIT_MEANINGS = {
     7: "no requirement failed, but checks of seed or MCP requirements were blocked: a precondition they need "
        "did not hold, so they were not checked",
     8: "the suite itself crashed (a suite error): a bug in retrieval-contract, not evidence against the server",
+    9: "the run stopped talking to the server (it stopped answering, or the run budget was spent): the checks "
+       "left were blocked",
 }
 
 

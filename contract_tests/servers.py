@@ -11,8 +11,9 @@ import pytest
 from .harness.http import HttpServer, free_port
 from .harness.privileges import unprivileged_prefix
 from .harness.process import private_environment, render_command
-from .harness.stdio import Connection, StdioServer
-from .harness.transcript import spare_startup_paths
+from .harness.limits import HEALTH
+from .harness.stdio import Connection, ServerStopped, StdioServer
+from .harness.transcript import Transcript, spare_startup_paths
 
 if TYPE_CHECKING:
     from .plugin import SuiteState
@@ -34,8 +35,10 @@ def connect(suite: SuiteState, fixture: Any, home: Path, *, command: str | None 
     session on the running server is returned.
     """
     headers = session_headers(fixture, token)
+    transcript = Transcript()
+    transcript.watch(dict(getattr(fixture, "canaries", None) or {}).values())  # found in what a flood drops
     if suite.server_url:
-        return HttpServer(suite.server_url, headers=headers)
+        return HttpServer(suite.server_url, headers=headers, transcript=transcript)
     port = str(free_port()) if suite.transport == "http" else ""
     values = {**fixture.placeholders(), "port": port, "phase": suite.phase or "", **(extra or {})}
     argv = list(prefix or []) + render_command(command or suite.command, values)
@@ -43,8 +46,9 @@ def connect(suite: SuiteState, fixture: Any, home: Path, *, command: str | None 
     for name in env_drop:
         env.pop(name, None)
     if suite.transport == "http":
-        return HttpServer(f"http://127.0.0.1:{port}{suite.server_path}", argv, env=env, cwd=home, headers=headers)
-    return StdioServer(argv, env=env, cwd=home)
+        return HttpServer(f"http://127.0.0.1:{port}{suite.server_path}", argv, env=env, cwd=home, headers=headers,
+                          transcript=transcript)
+    return StdioServer(argv, env=env, cwd=home, transcript=transcript)
 
 
 class ServerFactory:
@@ -69,6 +73,9 @@ class ServerFactory:
         if self.suite.server_url and (command or extra or unprivileged or env_drop):
             pytest.skip("needs a server the suite starts with its own settings (--server-cmd), "
                         "not the running one at --server-url")
+        stopped = HEALTH.check()
+        if stopped:
+            raise ServerStopped(stopped)  # no new server once the run has stopped talking to them
         prefix = None
         if unprivileged:
             prefix, why = unprivileged_prefix()

@@ -27,6 +27,9 @@ EXIT_SERVER_UNUSABLE = 6
 EXIT_BLOCKED = 7
 # The suite's own code crashed: a bug in retrieval-contract, never evidence against the server.
 EXIT_SUITE_ERROR = 8
+# The run stopped talking to the server: it stopped answering (LIMITS.unanswered_limit requests
+# in a row without an answer) or the run budget was spent; the remaining checks were blocked.
+EXIT_RUN_STOPPED = 9
 XPASS = "xpass"
 CONSOLE_CHARS = 300      # one finding on the console and in JUnit; results.json keeps EVIDENCE_CHARS
 CONSOLE_LINES = 40       # findings shown per test on the console
@@ -277,6 +280,13 @@ class Findings:
     def __exit__(self, exc_type, exc, tb) -> None:
         if exc_type is None:
             self.close()
+        elif self.items and isinstance(exc, Exception) and not isinstance(exc, RequirementFailure):
+            # The sweep was cut short (the server stopped answering, a message too large): what
+            # it found before stays a finding; the plugin reads it off the exception.
+            try:
+                exc.rc_findings = [*getattr(exc, "rc_findings", []), *self.items]
+            except AttributeError:
+                pass
 
 
 @contextmanager

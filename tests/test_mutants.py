@@ -29,6 +29,11 @@ def test_the_suite_catches_the_mutant_by_requirement_id(suite_run, name):
         assert run.code != 0, f"{name}: the suite passed a broken server"
     for req in m.trips:  # the finding names the requirement id
         assert f"[{req}]" in run.output or req in run.output
+    # One defect, one finding: a test that fails for one requirement checks every other
+    # requirement it cites to the end (or is split), so none of them is left unverified.
+    stopped = sorted({(row["id"], t["nodeid"].split("::")[-1]) for row in run.results["requirements"]
+                      for t in row["tests"] if t["verdict"] == "incomplete"})
+    assert not stopped, f"{name}: tests stopped before checking a requirement they cite: {stopped}"
 
 
 def test_every_mutant_names_known_requirements_of_its_profile():

@@ -283,3 +283,17 @@ def test_the_stateless_era_gives_the_same_tools_and_output(servers, contract_fix
     volatile = sample.get("volatile", [])
     check(strip_volatile(modern_out, volatile) == strip_volatile(classic_out, volatile), "MCP-MODERN-003",
           "tool output differs between protocol eras")
+
+
+@pytest.mark.stress
+@pytest.mark.req("MCP-SIZE-001")
+def test_no_message_is_over_the_size_limit(server, client, servers):
+    """Every message of every server this worker started so far, and a tools/list now, read
+    against --max-message-bytes (a check whose own answer was too large is blocked by this
+    requirement and files the finding itself)."""
+    server.request("tools/list", {})
+    with Findings() as findings:
+        for srv in [server, *[s for s in servers.started if s is not server]]:
+            for record in getattr(srv, "oversize", []):
+                findings.fail("MCP-SIZE-001", f"a message of {record.size:,} bytes, over the {record.limit:,}-byte "
+                              f"limit; it began: {short(record.prefix.decode('utf-8', 'replace'), 200)}")

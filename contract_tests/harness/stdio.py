@@ -16,6 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from .limits import HEALTH, LIMITS
+from .reader import Oversize, read_lines
 from .transcript import Transcript
 
 LATEST_HANDSHAKE = "2025-11-25"
@@ -35,11 +37,31 @@ def protocol_version() -> str:
 
 
 class ServerGone(RuntimeError):
-    """The server exited or closed stdout while a response was awaited."""
+    """The server exited or closed stdout while a response was awaited. `earlier`: it had
+    already gone before this request was sent (another test saw it go)."""
+
+    def __init__(self, message: str, *, earlier: bool = False) -> None:
+        super().__init__(message)
+        self.earlier = earlier
 
 
 class NoResponse(TimeoutError):
     """The server did not answer a request in time."""
+
+
+class ServerStopped(RuntimeError):
+    """The run has stopped talking to the server (it stopped answering, or the run budget is
+    spent): no request is sent, and the check that needed one is blocked for that reason."""
+
+
+class MessageTooLarge(RuntimeError):
+    """The server answered with one message over LIMITS.max_message_bytes; the suite kept its
+    first bytes (`record.prefix`) and never held the rest."""
+
+    def __init__(self, method: str, record: Oversize) -> None:
+        super().__init__(f"the answer to {method} was one message of {record.size:,} bytes, over the "
+                         f"{record.limit:,}-byte limit (--max-message-bytes)")
+        self.record = record
 
 
 class Connection:
@@ -53,7 +75,10 @@ class Connection:
     def __init__(self, transcript: Transcript | None = None) -> None:
         self.transcript = transcript or Transcript()
         self.bad_lines: list[str] = []
-        self.unsolicited: list[Any] = []
+        self.unsolicited: list[Any] = []   # the first LIMITS.max_unsolicited of them
+        self.unsolicited_count = 0
+        self.oversize: list[Oversize] = []
+        self._answered: set[Any] = set()  # request ids whose (first) response the transcript kept
         self._ids = itertools.count(1)
         self._pending: dict[str, queue.Queue] = {}
         self._lock = threading.Lock()
@@ -79,8 +104,10 @@ class Connection:
             thread.join(timeout)
 
     def _read_pipe(self, pipe, channel: str) -> None:
-        for raw in pipe:
-            self.transcript.add(channel, raw.decode("utf-8", "replace").rstrip("\r\n"))
+        """A log stream, line by line; a line over LIMITS.log_line_chars is kept cut."""
+        read_lines(pipe.fileno(), lambda: LIMITS.log_line_chars,
+                   lambda raw: self.transcript.add(channel, raw.decode("utf-8", "replace")),
+                   lambda big: self.transcript.add(channel, big.text()), self.transcript.tokens)
 
     def _closed(self) -> None:
         self._stdout_done.set()
@@ -88,14 +115,47 @@ class Connection:
             for waiter in self._pending.values():
                 waiter.put(None)
 
-    def _route(self, line: str) -> None:
+    def _receive(self, line: str) -> None:
+        """One protocol message: into the transcript (a response to the suite's own request is
+        always kept; a flood of anything else is capped there), then to whoever awaits it."""
+        try:
+            message = json.loads(line) if line.strip() else None
+        except ValueError:
+            message = None
+        msg_id = message.get("id") if isinstance(message, dict) else None
+        own = isinstance(msg_id, (str, int)) and msg_id in self.sent_params and msg_id not in self._answered
+        if own:
+            self._answered.add(msg_id)
+        self.transcript.add("stdout", line, force=own)
+        if line.strip():
+            self._route(line, message)
+
+    def _oversize(self, record: Oversize) -> None:
+        """A message over the limit: its evidence into the transcript, and the request it answers
+        (if its id could be read) fails with MessageTooLarge instead of waiting."""
+        self.transcript.add("stdout", record.text(), force=True)
+        if len(self.oversize) < 100:
+            self.oversize.append(record)
+        msg_id = record.request_id()
+        with self._lock:
+            waiter = self._pending.get(msg_id) if isinstance(msg_id, str) else None
+            sink = self._sdk_sink
+        if waiter is not None:
+            waiter.put(record)
+        elif sink is not None and msg_id is not None:
+            sink({"jsonrpc": "2.0", "id": msg_id, "error": {
+                "code": -32603, "message": f"[harness] the answer was one message of {record.size:,} bytes, over "
+                                           f"the {record.limit:,}-byte limit"}})
+
+    def _route(self, line: str, message: Any = None) -> None:
         if not line.strip():
             return
-        try:
-            message = json.loads(line)
-        except ValueError:
-            self.bad_lines.append(line)
-            return
+        if message is None:
+            try:
+                message = json.loads(line)
+            except ValueError:
+                self.bad_lines.append(line[:LIMITS.evidence_bytes])
+                return
         msg_id = message.get("id") if isinstance(message, dict) else None
         with self._lock:
             waiter = self._pending.get(msg_id) if isinstance(msg_id, str) else None
@@ -105,7 +165,9 @@ class Connection:
         elif sink is not None:
             sink(message)
         else:
-            self.unsolicited.append(message)
+            self.unsolicited_count += 1
+            if len(self.unsolicited) < LIMITS.max_unsolicited:
+                self.unsolicited.append(message)
 
     def attach_sdk(self, sink: Callable[[Any], None] | None) -> None:
         with self._lock:
@@ -121,8 +183,14 @@ class Connection:
         self.send_bytes((json.dumps(message, ensure_ascii=False) + "\n").encode("utf-8"))
 
     def request(self, method: str, params: dict[str, Any] | None = None, *,
-                timeout: float = 15.0) -> dict[str, Any]:
-        """Send one request with a fresh id and return the whole response message."""
+                timeout: float | None = None) -> dict[str, Any]:
+        """Send one request with a fresh id and return the whole response message. It waits
+        `timeout` seconds (default LIMITS.request_timeout, --request-timeout); after
+        LIMITS.unanswered_limit requests in a row got no answer, none is sent any more."""
+        stopped = HEALTH.check()
+        if stopped:
+            raise ServerStopped(stopped)
+        timeout = HEALTH.deadline(method, LIMITS.request_timeout if timeout is None else timeout)
         msg_id = f"rc-{next(self._ids)}"
         waiter: queue.Queue = queue.Queue()
         with self._lock:
@@ -132,18 +200,27 @@ class Connection:
             message["params"] = params
         try:
             if self._stdout_done.is_set():
-                raise ServerGone("server stdout is closed")
+                raise ServerGone(f"the server had already exited or closed its output{self._exit_note()}",
+                                 earlier=True)
             self.send(message)
             try:
                 response = waiter.get(timeout=timeout)
             except queue.Empty as exc:
-                raise NoResponse(f"no response to {method} within {timeout:.0f} s") from exc
+                HEALTH.not_answered(method, timeout)
+                raise NoResponse(f"no response to {method} within {timeout:g} s") from exc
         finally:
             with self._lock:
                 self._pending.pop(msg_id, None)
         if response is None:
-            raise ServerGone(f"server closed stdout before answering {method}")
+            raise ServerGone(f"the server exited or closed its output before answering {method}{self._exit_note()}")
+        HEALTH.answered(method)
+        if isinstance(response, Oversize):
+            raise MessageTooLarge(method, response)
         return response
+
+    def _exit_note(self) -> str:
+        code = self.proc.poll() if self.proc is not None else None
+        return f" (exit status {code})" if code is not None else ""
 
     def notify(self, method: str, params: dict[str, Any] | None = None) -> None:
         message: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
@@ -151,7 +228,7 @@ class Connection:
             message["params"] = params
         self.send(message)
 
-    def initialize(self, version: str | None = None, *, timeout: float = 15.0) -> dict[str, Any]:
+    def initialize(self, version: str | None = None, *, timeout: float | None = None) -> dict[str, Any]:
         version = version or protocol_version()
         response = self.request("initialize", {
             "protocolVersion": version, "capabilities": {}, "clientInfo": CLIENT_INFO,
@@ -160,7 +237,7 @@ class Connection:
             self.notify("notifications/initialized")
         return response
 
-    def call_tool(self, name: str, arguments: Any, *, timeout: float = 30.0) -> dict[str, Any]:
+    def call_tool(self, name: str, arguments: Any, *, timeout: float | None = None) -> dict[str, Any]:
         """tools/call over raw JSON-RPC; returns the whole response (result or error)."""
         return self.request("tools/call", {"name": name, "arguments": arguments}, timeout=timeout)
 
@@ -203,11 +280,10 @@ class StdioServer(Connection):
         threading.Thread(target=self._read_stdout, daemon=True).start()
 
     def _read_stdout(self) -> None:
+        """Line by line, in chunks: a line over LIMITS.max_message_bytes is never assembled."""
         assert self.proc is not None and self.proc.stdout is not None
-        for raw in self.proc.stdout:
-            line = raw.decode("utf-8", "replace").rstrip("\r\n")
-            self.transcript.add("stdout", line)
-            self._route(line)
+        read_lines(self.proc.stdout.fileno(), lambda: LIMITS.max_message_bytes,
+                   lambda raw: self._receive(raw.decode("utf-8", "replace")), self._oversize, self.transcript.tokens)
         self._closed()
 
     def send_bytes(self, data: bytes) -> None:

@@ -4,22 +4,65 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .limits import LIMITS
+
 
 @dataclass
 class Transcript:
+    """What one connection carried. A flood is capped, never kept whole: past LIMITS.max_lines
+    lines (or max_kept_bytes) on a channel, a line is only counted in `dropped`, unless it holds
+    a watched canary token, when an excerpt around it is kept (the canary guard still finds it).
+    Responses to the suite's own requests are always kept (`force`): there are as many as it sent."""
     stdout: list[str] = field(default_factory=list)
     stderr: list[str] = field(default_factory=list)
     sent: list[str] = field(default_factory=list)
     raw: list[str] = field(default_factory=list)  # HTTP status lines, headers and bodies
+    dropped: Counter = field(default_factory=Counter)   # channel -> lines counted, not kept
+    _kept: Counter = field(default_factory=Counter, repr=False)
+    _tokens: list[bytes] = field(default_factory=list, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
-    def add(self, channel: str, line: str) -> None:
+    def watch(self, tokens: Any) -> None:
+        """Canary tokens to look for in what is not kept (lowercase, like the canary scan)."""
+        self._tokens = [str(t).lower().encode("utf-8") for t in tokens if t]
+
+    def tokens(self) -> list[bytes]:
+        return list(self._tokens)
+
+    def add(self, channel: str, line: str, *, force: bool = False) -> None:
         with self._lock:
-            getattr(self, channel).append(line)
+            kept = getattr(self, channel)
+            if force or channel == "sent" or (len(kept) < LIMITS.max_lines
+                                              and self._kept[channel] < LIMITS.max_kept_bytes):
+                kept.append(line)
+                self._kept[channel] += len(line)
+                return
+            self.dropped[channel] += 1
+            lowered = line.lower()
+            for token in self._tokens:
+                at = lowered.find(token.decode("utf-8", "replace"))
+                if at >= 0:
+                    kept.append("[retrieval-contract: a line past the cap, kept for a canary] "
+                                + line[max(0, at - 120):at + len(token) + 120])
+                    return
+
+    def cut(self, line: str, limit: int) -> str:
+        """A log line over `limit` characters: its start, and excerpts around any token in the rest."""
+        if len(line) <= limit:
+            return line
+        lowered = line.lower()
+        excerpts = []
+        for token in self._tokens:
+            at = lowered.find(token.decode("utf-8", "replace"), limit)
+            if at >= 0:
+                excerpts.append(line[max(0, at - 120):at + len(token) + 120])
+        return line[:limit] + f" [... {len(line) - limit:,} more characters]" + "".join(
+            f" [... excerpt: {e}]" for e in excerpts)
 
     def mark(self) -> tuple[int, int, int]:
         with self._lock:
@@ -30,6 +73,12 @@ class Transcript:
         with self._lock:
             raw = self.raw[mark[2]:] if len(mark) > 2 else []
             return self.stdout[mark[0]:] + raw, self.stderr[mark[1]:]
+
+    def flood_note(self) -> str | None:
+        """What was counted and not kept, if anything (for the report)."""
+        if not self.dropped:
+            return None
+        return ", ".join(f"{n:,} {channel} lines" for channel, n in sorted(self.dropped.items()))
 
 
 def spare_startup_paths(srv: Any, paths: list[Any], settle: float = 0.3, bound: float = 3.0) -> None:

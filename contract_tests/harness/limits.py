@@ -1,0 +1,105 @@
+"""The bounds that keep a run alive whatever the server does: a deadline on every request, a
+cap on one message and on what is kept of a flood, and the breaker that ends the run when the
+server stops answering.
+
+One `LIMITS` per process (each xdist worker sets it from the same options), one `HEALTH` per
+process: after `unanswered_limit` requests of one method in a row get no answer, or
+`unanswered_seconds` were spent waiting on them (or the run budget is spent),
+every later request fails at once with ServerStopped, so the remaining checks are blocked in
+seconds instead of each waiting out its own deadline.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+
+MIB = 1024 * 1024
+
+
+@dataclass
+class Limits:
+    request_timeout: float = 20.0        # seconds a request waits unless its caller asks for more
+    max_message_bytes: int = 32 * MIB    # one message (a stdio line, an HTTP body, an SSE event)
+    evidence_bytes: int = 64 * 1024      # what is kept of a message over the limit
+    max_lines: int = 100_000             # lines kept per channel of one connection; later ones are counted
+    max_kept_bytes: int = 64 * MIB       # characters kept per channel of one connection (responses aside)
+    log_line_chars: int = 64 * 1024      # one log line (stderr) kept; the rest is counted and searched
+    max_unsolicited: int = 1_000         # notifications and requests the server sent, kept per connection
+    unanswered_limit: int = 3            # requests in a row without an answer that end the run
+    unanswered_seconds: float = 60.0     # or this long waited in a row without an answer
+    run_budget: float | None = None      # seconds the whole run may take (None: no budget)
+
+
+LIMITS = Limits()
+
+
+# The methods whose silence ends the run. Each is counted on its own, and only its own answer
+# resets it: a server that answers tools/list but never tools/call still stops the run. A method a
+# server may leave unanswered without being broken (an unknown one, ping) never ends it.
+COUNTED = ("initialize", "tools/list", "tools/call")
+
+
+class Health:
+    """Whether the server still answers: per counted method, the requests in a row (across
+    connections) that got no answer and how long they waited."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.silent: dict[str, tuple[int, float]] = {}  # method -> (unanswered in a row, seconds waited)
+        self.stopped: str | None = None
+        self.started = time.monotonic()
+
+    def reset(self) -> None:
+        with self._lock:
+            self.silent, self.stopped, self.started = {}, None, time.monotonic()
+
+    def answered(self, method: str) -> None:
+        with self._lock:
+            self.silent.pop(method, None)
+
+    def not_answered(self, method: str, waited: float) -> None:
+        if method not in COUNTED:
+            return
+        with self._lock:
+            count, total = self.silent.get(method, (0, 0.0))
+            count, total = count + 1, total + waited
+            self.silent[method] = (count, total)
+            if self.stopped is None and (count >= LIMITS.unanswered_limit or total >= LIMITS.unanswered_seconds):
+                self.stopped = (f"the server stopped answering: {count} {method} request{'s' if count > 1 else ''} "
+                                f"in a row got no answer ({total:g} s waited)")
+
+    def deadline(self, method: str, timeout: float) -> float:
+        """A request's wait: after requests of its method got no answer, no more than what is left
+        of LIMITS.unanswered_seconds (a server that hangs ends the run in about that long)."""
+        with self._lock:
+            count, total = self.silent.get(method, (0, 0.0))
+            if count:
+                return max(1.0, min(timeout, LIMITS.unanswered_seconds - total))
+            return timeout
+
+    def stop(self, why: str) -> None:
+        with self._lock:
+            if self.stopped is None:
+                self.stopped = why
+
+    def check(self) -> str | None:
+        """Why the run has stopped, if it has (the budget is checked here too)."""
+        budget = LIMITS.run_budget
+        if self.stopped is None and budget is not None and time.monotonic() - self.started > budget:
+            self.stop(f"the run budget of {budget:g} s is spent")
+        return self.stopped
+
+
+HEALTH = Health()
+
+
+def configure(request_timeout: float | None = None, max_message_bytes: int | None = None,
+              run_budget: float | None = None) -> None:
+    if request_timeout is not None:
+        LIMITS.request_timeout = float(request_timeout)
+    if max_message_bytes is not None:
+        LIMITS.max_message_bytes = int(max_message_bytes)
+    LIMITS.run_budget = float(run_budget) if run_budget else None
+    HEALTH.reset()
