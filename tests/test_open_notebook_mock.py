@@ -13,7 +13,8 @@ from tests.conftest import mutant_command
 # Requirements a server can meet without entering one of the suite's collections: the tool
 # surface, describe_world and list_constraints, an unknown collection's error. The shared
 # sweep's concerns (ISO, OUT, LOG, NET, RO) are blocked when its enter_collection fails.
-CONTEXT_FREE = {"ON-TOOL-001", "ON-TOOL-002", "ON-TOOL-003", "ON-TOOL-004", "ON-OBS-001", "ON-WORLD-001",
+CONTEXT_FREE = {"ON-TOOL-001", "ON-TOOL-002", "ON-TOOL-003", "ON-TOOL-004", "ON-TOOL-005", "ON-TOOL-006",
+                "ON-OBS-001", "ON-OBS-002", "ON-WORLD-001",
                 "ON-WORLD-002", "ON-WORLD-004", "ON-COLL-001", "ON-COLL-004", "ON-DOM-001", "ON-RO-001"}
 UNCHECKED = ("blocked", "not-run")
 
@@ -36,3 +37,4 @@ def test_a_mock_data_server_fails_and_reads_pass_on_nothing_it_could_not_observe
     assert not unnamed, f"blocked without naming what blocked them: {sorted(unnamed)}"
     assert all(rows[req]["blocked_by"] for req in needs_a_collection if status.get(req) == "blocked")
     assert run.results["checks"]["blocked"] > 0 and run.results["checks"]["blocked_by"]
+

@@ -43,17 +43,35 @@ def test_the_profiles_tools_are_listed(case, client, profile):
 
 
 def cases_test_input_schemas_declare_what_the_seed_fixes(profile):
-    return [(spec["req"], spec, f"{spec['req']}-{spec['tool']}") for spec in _surface(profile).get("inputs", [])]
+    """One case per tool; a property beyond `only` is a case of its own when the spec reports it
+    under another requirement (`only_req`, e.g. an advisory), so neither verdict hides the other."""
+    out = []
+    for spec in _surface(profile).get("inputs", []):
+        own = spec.get("only_req")
+        if own and "only" in spec:
+            out.append((spec["req"], {k: v for k, v in spec.items() if k not in ("only", "only_req")},
+                        f"{spec['req']}-{spec['tool']}"))
+            out.append((own, {"req": own, "tool": spec["tool"], "only": spec["only"], "after": spec["req"]},
+                        f"{own}-{spec['tool']}"))
+        else:
+            out.append((spec["req"], spec, f"{spec['req']}-{spec['tool']}"))
+    return out
 
 
 def test_input_schemas_declare_what_the_seed_fixes(case, client):
     req, name = case["req"], case["tool"]
     tool = _listed(client).get(name)
     with Findings() as findings:
+        schema = (tool or {}).get("inputSchema") or {}
+        props = schema.get("properties") or {}
+        if case.get("after") and not (tool is not None and schema.get("type") == "object" and isinstance(props, dict)):
+            # Only the properties beyond the seed's are this case's: what the tool and its schema
+            # lack is the seed case's finding.
+            findings.block(req, f"{name} is not listed with an object inputSchema (see {case['after']})",
+                           by=case["after"])
+            return
         if not findings.check(tool is not None, req, f"{name} is not listed"):
             return
-        schema = tool.get("inputSchema") or {}
-        props = schema.get("properties") or {}
         if not findings.check(schema.get("type") == "object" and isinstance(props, dict), req,
                               f"{name}: the inputSchema is not an object schema with properties"):
             return
