@@ -38,3 +38,14 @@ def test_a_mock_data_server_fails_and_reads_pass_on_nothing_it_could_not_observe
     assert all(rows[req]["blocked_by"] for req in needs_a_collection if status.get(req) == "blocked")
     assert run.results["checks"]["blocked"] > 0 and run.results["checks"]["blocked_by"]
 
+
+def test_the_preflight_warns_when_the_fixtures_collections_cannot_be_listed_or_entered(suite_run):
+    """Before any verdict, the header and the report name the calls tried and what came back."""
+    run = suite_run("--profile", "open-notebook", "--server-cmd", mutant_command("on_mock_data"), "--req", "ON-TOOL-001")
+    warnings = run.results["warnings"]
+    listed = [w for w in warnings if w.startswith("after start-up, list_collections {}")]
+    entered = [w for w in warnings if w.startswith('after start-up, enter_collection {"collection_id": "coastal-survey"}')]
+    assert listed and "mock-collection" in listed[0] and "coastal-survey" in listed[0], warnings
+    assert entered and "collection_not_found" in entered[0] and "ON-COLL-003" in entered[0], warnings
+    assert all("{notebooks}" in w for w in listed + entered)
+    assert entered[0] in run.output, run.output[-3000:]  # the warnings section of the console

@@ -11,7 +11,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from contract_tests import contracts
-from contract_tests.checks import called_ok, json_pointer, schema_errors, short, tool_output
+from contract_tests.checks import called_ok, schema_errors, short, tool_output, values_at
 from contract_tests.concerns.common import render, run, sweep_calls
 from contract_tests.contracts import policy
 from contract_tests.harness import canaries
@@ -221,31 +221,14 @@ def test_prompt_injection_text_comes_back_inert(case, server, client, contract_f
         if tool in profile.data["schemas"].get("outputs", {}):
             errors = schema_errors(profile.output_validator(tool), out)
             findings.check(not errors, req, f"the output violates the allowlist: {errors[:2]}", request=request)
-        got = _at(out, case["texts"])
+        got = values_at(out, case["texts"])
         findings.check(got == list(contract_fixture.injection_texts), req,
                        f"the injection headings did not come back verbatim: {esc(got, 300)}", request=request)
         for pointer, value in case.get("constants", {}).items():
-            values = _at(out, pointer)
+            values = values_at(out, pointer)
             findings.check(all(v == value for v in values), req, f"{pointer} is not {value} in every entry",
                            request=request)
         if reads.seen:
             items = reads.items(case.get("root", "vault"))
             findings.check(reads.locations and not reads.outside(case.get("root", "vault")) and len(set(items)) <= 1,
                            req, f"the call read {esc(reads.locations[:4])}, not the note alone", request=request)
-
-
-def _at(value: Any, pattern: str) -> list[Any]:
-    """Values at a pointer with `*` for every list item (e.g. /sections/*/heading_text)."""
-    nodes = [value]
-    for part in pattern.lstrip("/").split("/"):
-        nxt = []
-        for node in nodes:
-            if part == "*" and isinstance(node, list):
-                nxt.extend(node)
-            else:
-                try:
-                    nxt.append(json_pointer(node, "/" + part))
-                except KeyError:
-                    continue
-        nodes = nxt
-    return nodes
