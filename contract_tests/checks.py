@@ -174,6 +174,23 @@ def _error_document(response: dict[str, Any]) -> tuple[str, Any]:
     return "tool_result", result.get("structuredContent")
 
 
+def values_at(value: Any, pattern: str) -> list[Any]:
+    """Values at a pointer with `*` for every list item (e.g. /sections/*/heading_text)."""
+    nodes = [value]
+    for part in pattern.lstrip("/").split("/"):
+        nxt = []
+        for node in nodes:
+            if part == "*" and isinstance(node, list):
+                nxt.extend(node)
+            else:
+                try:
+                    nxt.append(json_pointer(node, "/" + part))
+                except KeyError:
+                    continue
+        nodes = nxt
+    return nodes
+
+
 def called_ok(response: dict[str, Any]) -> bool:
     """True for a successful tool result (not isError, not a JSON-RPC error, not an HTTP refusal)."""
     return not_a_failure(response) == "a successful result"

@@ -109,7 +109,8 @@ def run(state: "SuiteState", settings: dict[str, Any]) -> Preflight:
                 if isinstance(outcome, Preflight):
                     if outcome.ok or not outcome.refused_version:
                         outcome.refused = refused
-                        outcome.warnings = warnings(state, fixture)
+                        if not outcome.ok:  # a usable server's warnings came with it (_attempt)
+                            outcome.warnings = warnings(state, fixture)
                         return outcome
                     refused.append(f"{version}: {outcome.problem}")
                     last = outcome
@@ -139,7 +140,8 @@ def _attempt(state: "SuiteState", fixture: Any, home: Path, version: str, comman
         if isinstance(result, dict) and answered in state.profile.protocol_versions + [version]:
             return Preflight(ok=True, command=command, seconds=time.monotonic() - started,
                              server_info=result.get("serverInfo") or {}, protocol_version=answered,
-                             capabilities=sorted(result.get("capabilities") or {}))
+                             capabilities=sorted(result.get("capabilities") or {}),
+                             warnings=warnings(state, fixture, server))
         problem = response.get("rc_problem") if isinstance(response, dict) else None
         refused_version = False
         if isinstance(result, dict):
@@ -164,16 +166,17 @@ def _attempt(state: "SuiteState", fixture: Any, home: Path, version: str, comman
             server.close(timeout=3)
 
 
-def warnings(state: "SuiteState", fixture: Any) -> list[str]:
+def warnings(state: "SuiteState", fixture: Any, server: Any = None) -> list[str]:
     """What the user should know before the verdicts: a --server-cmd that takes none of the
-    fixture's placeholders (the server cannot see the suite's data), or one of another profile."""
+    fixture's placeholders (the server cannot see the suite's data), or one of another profile;
+    and, given the started `server`, a fixture it does not serve (the profile's preflight calls)."""
+    out = _reach(state, server) if server is not None else []
     if not state.server_cmd:
-        return []
+        return out
     from . import contracts
     own = set(state.profile.data.get("placeholders", {}))
     data_placeholders = {p for p in own if p not in GENERIC_PLACEHOLDERS}
     by_environment = any(p in str(v) for v in state.profile.data.get("environment", {}).values() for p in own)
-    out = []
     if data_placeholders and not by_environment and not any(p in state.server_cmd for p in data_placeholders):
         out.append(f"--server-cmd takes none of the profile's fixture placeholders ({', '.join(sorted(data_placeholders))}): "
                    "the server cannot be serving the suite's fixture, so most checks will fail or be blocked")
@@ -186,6 +189,46 @@ def warnings(state: "SuiteState", fixture: Any) -> list[str]:
     if wrong:
         out.append(f"--server-cmd holds {', '.join(wrong)}, a placeholder of another profile, not of "
                    f"{state.profile.id}: it stays unreplaced")
+    return out
+
+
+def _reach(state: "SuiteState", server: Any) -> list[str]:
+    """The profile's preflight calls on the started server: one warning per call that failed or
+    whose result lacks a value the spec expects (e.g. open-notebook's collections, listed and
+    entered), naming the call and what came back."""
+    from .checks import called_ok, payload, short, texts, values_at
+    from .verdicts import RequirementFailure
+    spec = state.profile.data.get("preflight") or {}
+    out = []
+    for call in spec.get("calls", []):
+        request = f"{call['tool']} {json.dumps(call['arguments'], ensure_ascii=False)}"
+        try:
+            response = server.call_tool(call["tool"], call["arguments"], timeout=INITIALIZE_TIMEOUT_S)
+        except (OSError, ServerGone, NoResponse, ValueError) as exc:
+            response = {"rc_problem": str(exc) or type(exc).__name__}
+        problem = None
+        if "rc_problem" in response:
+            problem = f"got no answer ({esc(response['rc_problem'], 200)})"
+        elif not called_ok(response):
+            result = response.get("result") or {}
+            said = texts(result)
+            problem = f"failed: {short(response.get('error') or (said[0] if len(said) == 1 else result), 300)}"
+        else:
+            try:
+                body = payload(response["result"], "preflight")
+            except RequirementFailure:
+                body = None  # no JSON document: every expected value is missing
+            for pointer, wanted in call.get("expect", {}).items():
+                found = values_at(body, pointer)
+                missing = [w for w in wanted if w not in found]
+                if missing:
+                    problem = (f"gave {short(found, 200)} at {pointer}, not {', '.join(missing)} "
+                               "(the fixture's)")
+                    break
+        if problem:
+            then = f"will be blocked by {call['blocks']}" if call.get("blocks") else "will fail or be blocked"
+            out.append(f"after start-up, {request} {problem}: the server does not seem to serve the suite's "
+                       f"fixture, so the checks that need it {then}" + (f"; {spec['hint']}" if spec.get("hint") else ""))
     return out
 
 

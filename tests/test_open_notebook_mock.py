@@ -13,7 +13,8 @@ from tests.conftest import mutant_command
 # Requirements a server can meet without entering one of the suite's collections: the tool
 # surface, describe_world and list_constraints, an unknown collection's error. The shared
 # sweep's concerns (ISO, OUT, LOG, NET, RO) are blocked when its enter_collection fails.
-CONTEXT_FREE = {"ON-TOOL-001", "ON-TOOL-002", "ON-TOOL-003", "ON-TOOL-004", "ON-OBS-001", "ON-WORLD-001",
+CONTEXT_FREE = {"ON-TOOL-001", "ON-TOOL-002", "ON-TOOL-003", "ON-TOOL-004", "ON-TOOL-005", "ON-TOOL-006",
+                "ON-OBS-001", "ON-OBS-002", "ON-WORLD-001",
                 "ON-WORLD-002", "ON-WORLD-004", "ON-COLL-001", "ON-COLL-004", "ON-DOM-001", "ON-RO-001"}
 UNCHECKED = ("blocked", "not-run")
 
@@ -36,3 +37,15 @@ def test_a_mock_data_server_fails_and_reads_pass_on_nothing_it_could_not_observe
     assert not unnamed, f"blocked without naming what blocked them: {sorted(unnamed)}"
     assert all(rows[req]["blocked_by"] for req in needs_a_collection if status.get(req) == "blocked")
     assert run.results["checks"]["blocked"] > 0 and run.results["checks"]["blocked_by"]
+
+
+def test_the_preflight_warns_when_the_fixtures_collections_cannot_be_listed_or_entered(suite_run):
+    """Before any verdict, the header and the report name the calls tried and what came back."""
+    run = suite_run("--profile", "open-notebook", "--server-cmd", mutant_command("on_mock_data"), "--req", "ON-TOOL-001")
+    warnings = run.results["warnings"]
+    listed = [w for w in warnings if w.startswith("after start-up, list_collections {}")]
+    entered = [w for w in warnings if w.startswith('after start-up, enter_collection {"collection_id": "coastal-survey"}')]
+    assert listed and "mock-collection" in listed[0] and "coastal-survey" in listed[0], warnings
+    assert entered and "collection_not_found" in entered[0] and "ON-COLL-003" in entered[0], warnings
+    assert all("{notebooks}" in w for w in listed + entered)
+    assert entered[0] in run.output, run.output[-3000:]  # the warnings section of the console

@@ -57,6 +57,7 @@ def test_a_server_with_its_own_storage_runs_on_what_its_load_command_imported(su
     assert run.code == 0, run.output[-3000:]
     assert {status[r] for r in ("ON-COLL-001", "ON-PASS-001", "ON-RO-001")} == {"pass"}, status
     assert status["ON-ART-007"] == "skip" and "load command filled" in run.output
+    assert not [w for w in run.results["warnings"] if w.startswith("after start-up")], run.results["warnings"]
 
 
 def test_a_failing_load_command_stops_the_run_with_its_output(suite_run):

@@ -11,7 +11,7 @@ from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from contract_tests import contracts
-from contract_tests.checks import called_ok, json_pointer, schema_errors, short, tool_output
+from contract_tests.checks import called_ok, schema_errors, short, tool_output, values_at
 from contract_tests.concerns.common import render, run, sweep_calls
 from contract_tests.contracts import policy
 from contract_tests.harness import canaries
@@ -43,17 +43,35 @@ def test_the_profiles_tools_are_listed(case, client, profile):
 
 
 def cases_test_input_schemas_declare_what_the_seed_fixes(profile):
-    return [(spec["req"], spec, f"{spec['req']}-{spec['tool']}") for spec in _surface(profile).get("inputs", [])]
+    """One case per tool; a property beyond `only` is a case of its own when the spec reports it
+    under another requirement (`only_req`, e.g. an advisory), so neither verdict hides the other."""
+    out = []
+    for spec in _surface(profile).get("inputs", []):
+        own = spec.get("only_req")
+        if own and "only" in spec:
+            out.append((spec["req"], {k: v for k, v in spec.items() if k not in ("only", "only_req")},
+                        f"{spec['req']}-{spec['tool']}"))
+            out.append((own, {"req": own, "tool": spec["tool"], "only": spec["only"], "after": spec["req"]},
+                        f"{own}-{spec['tool']}"))
+        else:
+            out.append((spec["req"], spec, f"{spec['req']}-{spec['tool']}"))
+    return out
 
 
 def test_input_schemas_declare_what_the_seed_fixes(case, client):
     req, name = case["req"], case["tool"]
     tool = _listed(client).get(name)
     with Findings() as findings:
+        schema = (tool or {}).get("inputSchema") or {}
+        props = schema.get("properties") or {}
+        if case.get("after") and not (tool is not None and schema.get("type") == "object" and isinstance(props, dict)):
+            # Only the properties beyond the seed's are this case's: what the tool and its schema
+            # lack is the seed case's finding.
+            findings.block(req, f"{name} is not listed with an object inputSchema (see {case['after']})",
+                           by=case["after"])
+            return
         if not findings.check(tool is not None, req, f"{name} is not listed"):
             return
-        schema = tool.get("inputSchema") or {}
-        props = schema.get("properties") or {}
         if not findings.check(schema.get("type") == "object" and isinstance(props, dict), req,
                               f"{name}: the inputSchema is not an object schema with properties"):
             return
@@ -203,31 +221,14 @@ def test_prompt_injection_text_comes_back_inert(case, server, client, contract_f
         if tool in profile.data["schemas"].get("outputs", {}):
             errors = schema_errors(profile.output_validator(tool), out)
             findings.check(not errors, req, f"the output violates the allowlist: {errors[:2]}", request=request)
-        got = _at(out, case["texts"])
+        got = values_at(out, case["texts"])
         findings.check(got == list(contract_fixture.injection_texts), req,
                        f"the injection headings did not come back verbatim: {esc(got, 300)}", request=request)
         for pointer, value in case.get("constants", {}).items():
-            values = _at(out, pointer)
+            values = values_at(out, pointer)
             findings.check(all(v == value for v in values), req, f"{pointer} is not {value} in every entry",
                            request=request)
         if reads.seen:
             items = reads.items(case.get("root", "vault"))
             findings.check(reads.locations and not reads.outside(case.get("root", "vault")) and len(set(items)) <= 1,
                            req, f"the call read {esc(reads.locations[:4])}, not the note alone", request=request)
-
-
-def _at(value: Any, pattern: str) -> list[Any]:
-    """Values at a pointer with `*` for every list item (e.g. /sections/*/heading_text)."""
-    nodes = [value]
-    for part in pattern.lstrip("/").split("/"):
-        nxt = []
-        for node in nodes:
-            if part == "*" and isinstance(node, list):
-                nxt.extend(node)
-            else:
-                try:
-                    nxt.append(json_pointer(node, "/" + part))
-                except KeyError:
-                    continue
-        nodes = nxt
-    return nodes

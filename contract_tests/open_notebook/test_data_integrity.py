@@ -51,19 +51,25 @@ def _digests(body: dict[str, Any], notebooks, role: str) -> dict[str, bytes]:
     return out
 
 
+def _coverages(body: dict[str, Any], notebooks, role: str) -> set[str]:
+    """The coverages (COVERAGES) one fetch_passage body's checksum is the SHA-256 of."""
+    digest = digest_of((body.get("integrity") or {}).get("checksum"))
+    return {name for name, d in _digests(body, notebooks, role).items() if d == digest}
+
+
 @pytest.mark.req("ON-PASS-004")
 def test_the_passage_checksum_is_the_sha256_of_what_it_covers(main, notebooks):
+    """Each passage on its own (the declared coverage, if declared); that every passage's
+    checksum covers the same thing is ON-PASS-010's."""
     main.enter("active", "ON-PASS-004")
     declared = choice("passage_checksum")
     fetched = main.fetched_all([p.exact_text for p in notebooks.collection("active").passages if p.kind != "canary"],
                                "ON-PASS-004", k=3)
-    common: set[str] | None = None
     with Findings() as findings:
         for _result, body, request in fetched:
             integrity = body.get("integrity") or {}
             checksum = integrity.get("checksum")
-            digest = digest_of(checksum)
-            matched = {name for name, d in _digests(body, notebooks, "active").items() if d == digest}
+            matched = _coverages(body, notebooks, "active")
             case = str(body.get("source_id"))
             if declared:
                 findings.check(declared in matched, "ON-PASS-004", f"the checksum is not the SHA-256 of {declared} "
@@ -72,11 +78,36 @@ def test_the_passage_checksum_is_the_sha256_of_what_it_covers(main, notebooks):
             else:
                 findings.check(matched, "ON-PASS-004", f"the checksum {esc(checksum, 70)} is the SHA-256 of none of "
                                f"{list(COVERAGES)} (hex, sha256:hex or base64)", case=case, request=request)
-            common = matched if common is None else common & matched
             findings.check(integrity.get("verified") is True, "ON-PASS-004", "verified is not true on an unchanged "
                            "fixture", case=case, request=request)
-        if not declared and common is not None:
-            findings.check(common, "ON-PASS-004", "the checksums do not all cover the same thing")
+
+
+@pytest.mark.req("ON-PASS-010")
+def test_every_passage_checksum_covers_the_same_thing(walk, notebooks):
+    """A test of its own, on the passages the tour fetched: the profile's reading never stops the
+    seed's ON-PASS-004. With a declaration there is nothing more to check (ON-PASS-004 holds
+    every passage to the declared coverage)."""
+    if choice("passage_checksum"):
+        return
+    matched = {}
+    for _tool, _args, response in walk.successes("fetch_passage"):
+        try:
+            body = tool_output(response, "ON-PASS-010")
+        except RequirementFailure:
+            continue  # not a JSON body: ON-SHAPE-001's finding
+        if isinstance(body, dict) and _coverages(body, notebooks, "active"):
+            matched[str(body.get("source_id"))] = _coverages(body, notebooks, "active")
+    with Findings() as findings:
+        if len(matched) < 2:
+            findings.block("ON-PASS-010", "fewer than two fetched passages carry a checksum of a coverage the "
+                           f"profile accepts (see ON-PASS-004{', ' + walk.blocker if walk.blocker else ''})",
+                           by="ON-PASS-004")
+            return
+        kinds = {}
+        for source, found in matched.items():
+            kinds.setdefault(" or ".join(sorted(found)), []).append(source)
+        findings.check(set.intersection(*matched.values()), "ON-PASS-010", "the checksums do not all cover the same "
+                       f"thing: {short({k: len(v) for k, v in kinds.items()})} passages")
 
 
 @dataclass
@@ -89,9 +120,14 @@ class Tampered:
     # reports these as blocked, never runs on a half-filled state.
     blockers: dict[str, Finding] = field(default_factory=dict)
 
-    def block_if_unset(self, req: str, needed: Any) -> None:
+    def retrieved(self) -> list[tuple[str, dict[str, Any], str]]:
+        """retrieve_artifact of each changed artifact: (wire id, response, request)."""
+        return [(wire, *self.session.raw("retrieve_artifact", {"artifact_id": wire})) for wire, _ in self.artifacts]
+
+    def block_if_unset(self, req: str, needed: Any, step: str | None = None) -> None:
+        """Block `req` when the set-up `step` (default: req) left `needed` unset."""
         if not needed:
-            cause = self.blockers.get("enter") or self.blockers.get(req)
+            cause = self.blockers.get("enter") or self.blockers.get(step or req)
             raise RequirementFailure([Finding(req, cause.message if cause else "the set-up found nothing to check",
                                               None, cause.request if cause else None, "blocked",
                                               cause.by if cause else None)])
@@ -163,26 +199,37 @@ def _verified_values(value: Any) -> list[Any]:
 
 @pytest.mark.req("ON-ART-007")
 def test_a_changed_artifact_is_never_served_as_verified(tampered, profile):
+    """Each changed artifact on its own (the declared way, if declared); that all are reported
+    one way is ON-ART-011's."""
     declared = choice("tamper_report")
-    outcomes: dict[str, str] = {}
     tampered.block_if_unset("ON-ART-007", tampered.artifacts)
     with Findings() as findings:
-        for wire, _artifact in tampered.artifacts:
-            response, request = tampered.session.raw("retrieve_artifact", {"artifact_id": wire})
+        for wire, response, request in tampered.retrieved():
             if not called_ok(response):
-                outcomes[wire] = "error"
+                outcome = "error"
                 with one_case(findings, "ON-ART-007", wire, request):
                     structured_error(response, profile, "ON-ART-007", "a changed artifact", request=request, case=wire)
             else:
-                outcomes[wire] = "unverified"
+                outcome = "unverified"
                 flags = _verified_values(tool_output(response, "ON-ART-007"))
                 findings.check(False in flags and True not in flags, "ON-ART-007",
                                f"a changed artifact was served with verified flags {flags or 'none'}", case=wire,
                                request=request)
             if declared:
-                findings.check(outcomes[wire] == declared, "ON-ART-007", f"reported as {outcomes[wire]}, the "
+                findings.check(outcome == declared, "ON-ART-007", f"reported as {outcome}, the "
                                f"declaration says {declared}", case=wire, request=request)
-        findings.check(len(set(outcomes.values())) <= 1, "ON-ART-007", f"reported two ways: {outcomes}")
+
+
+@pytest.mark.req("ON-ART-011")
+def test_every_changed_artifact_is_reported_one_way(tampered):
+    """A test of its own: the profile's reading never stops the seed's ON-ART-007. With a
+    declaration there is nothing more to check (ON-ART-007 holds every artifact to the declared way)."""
+    if choice("tamper_report"):
+        return
+    tampered.block_if_unset("ON-ART-011", tampered.artifacts[1:], step="ON-ART-007")  # two to compare
+    outcomes = {wire: "unverified" if called_ok(response) else "error" for wire, response, _ in tampered.retrieved()}
+    with Findings() as findings:
+        findings.check(len(set(outcomes.values())) <= 1, "ON-ART-011", f"reported two ways: {outcomes}")
 
 
 @pytest.mark.req("ON-RO-001")

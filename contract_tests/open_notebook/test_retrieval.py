@@ -60,20 +60,26 @@ def test_k_defaults_to_10_and_bounds_the_results(main):
                            f"{len(_count(bodies['k=10'])[0])}: the default is not 10", case="default-is-10")
 
 
+def _over_max(main):
+    """semantic_search of the broad query with each k over 50 (in the session's collection):
+    (case, k, response, request)."""
+    for k in (51, 100, 1000):
+        args = {"query": BROAD_QUERY, "k": k}
+        yield (f"k={k}", k, *main.raw("semantic_search", args))
+
+
 @pytest.mark.req("ON-SRCH-003")
 def test_k_over_50_is_clamped_or_refused(main, profile):
-    main.enter("active", "ON-SRCH-003")
+    """Each k on its own: clamped or refused (the declared way, if declared); that every k over
+    50 is handled one way is ON-SRCH-010's."""
     cap = int(profile.limits["max_k"])
     declared = choice("k_over_max")
-    outcomes: dict[str, str] = {}
+    main.enter("active", "ON-SRCH-003")
     at_cap = _ranked(main.ok("semantic_search", {"query": BROAD_QUERY, "k": cap}, "ON-SRCH-003"))
     with Findings() as findings:
-        for k in (51, 100, 1000):
-            args = {"query": BROAD_QUERY, "k": k}
-            response, request = main.raw("semantic_search", args)
-            case = f"k={k}"
+        for case, k, response, request in _over_max(main):
             if called_ok(response):
-                outcomes[case] = "clamp"
+                outcome = "clamp"
                 body = tool_output(response, "ON-SRCH-003")
                 results, _total = _count(body)
                 findings.check(len(results) <= cap, "ON-SRCH-003", f"{len(results)} results for k={k}", case=case,
@@ -82,13 +88,24 @@ def test_k_over_50_is_clamped_or_refused(main, profile):
                 findings.check(_ranked(body) == at_cap, "ON-SRCH-003", f"k={k} gave {len(results)} results, k={cap} "
                                f"gave {len(at_cap)}: not clamped to {cap}", case=case, request=request)
             else:
-                outcomes[case] = "error"
+                outcome = "error"
                 with one_case(findings, "ON-SRCH-003", case, request):
                     structured_error(response, profile, "ON-SRCH-003", f"semantic_search with k={k}", request=request)
             if declared:
-                findings.check(outcomes[case] == declared, "ON-SRCH-003", f"k={k} gave {outcomes[case]}, the "
+                findings.check(outcome == declared, "ON-SRCH-003", f"k={k} gave {outcome}, the "
                                f"declaration says {declared}", case=case, request=request)
-        findings.check(len(set(outcomes.values())) <= 1, "ON-SRCH-003", f"k over 50 is handled two ways: {outcomes}")
+
+
+@pytest.mark.req("ON-SRCH-010")
+def test_every_k_over_50_is_handled_one_way(main):
+    """A test of its own: the profile's reading never stops the seed's ON-SRCH-003. With a
+    declaration there is nothing more to check (ON-SRCH-003 holds every k to the declared way)."""
+    if choice("k_over_max"):
+        return
+    main.enter("active", "ON-SRCH-010")
+    outcomes = {case: "clamp" if called_ok(response) else "error" for case, _k, response, _request in _over_max(main)}
+    with Findings() as findings:
+        findings.check(len(set(outcomes.values())) <= 1, "ON-SRCH-010", f"k over 50 is handled two ways: {outcomes}")
 
 
 @pytest.mark.req("ON-SRCH-007")

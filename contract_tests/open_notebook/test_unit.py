@@ -83,7 +83,7 @@ def test_every_tool_declares_itself_read_only_and_reversible(server, client, pro
     """Accepted readings: the seed's `metadata` (reversible true, mutation false), the same in
     `_meta` (MCP's slot for what it does not define; SDKs drop unknown fields), or MCP's
     annotations readOnlyHint true and destructiveHint false (read-only and non-destructive is
-    reversible). One reading for every tool; the declared one, if declared."""
+    reversible); the declared one, if declared. Each tool on its own (one place for all: ON-TOOL-005)."""
     declared = choice("tool_metadata")
     readings = {t.get("name"): _metadata_readings(t) for t in _listed(server) if t.get("name") in profile.required_tools}
     with Findings() as findings:
@@ -96,9 +96,23 @@ def test_every_tool_declares_itself_read_only_and_reversible(server, client, pro
             else:
                 findings.check(found, "ON-TOOL-003", f"{name} declares read-only and reversible nowhere (metadata, "
                                "_meta or annotations)", case=name)
-        if not declared and readings and all(readings.values()):
-            common = set.intersection(*readings.values())
-            findings.check(common, "ON-TOOL-003", f"no one place declares it for every tool: {short(readings)}")
+
+
+@pytest.mark.req("ON-TOOL-005")
+def test_one_place_declares_every_tool_read_only_and_reversible(server, client, profile):
+    """A test of its own: the profile's reading never stops the seed's ON-TOOL-003. With a
+    declaration there is nothing more to check (ON-TOOL-003 holds every tool to the declared place)."""
+    if choice("tool_metadata"):
+        return
+    readings = {t.get("name"): _metadata_readings(t) for t in _listed(server) if t.get("name") in profile.required_tools}
+    with Findings() as findings:
+        if len([found for found in readings.values() if found]) < 2:
+            findings.block("ON-TOOL-005", "fewer than two tools declare themselves read-only and reversible "
+                           "(see ON-TOOL-003)", by="ON-TOOL-003")
+            return
+        declaring = {name: found for name, found in readings.items() if found}
+        findings.check(set.intersection(*declaring.values()), "ON-TOOL-005",
+                       f"no one place declares it for every tool: {short({k: sorted(v) for k, v in declaring.items()})}")
 
 
 @pytest.mark.req("ON-TOOL-004")
@@ -115,27 +129,47 @@ def test_no_resource_template_or_prompt_is_offered(server, client):
             findings.check(not contents, "ON-TOOL-004", f"resources/read {uri} returned content", case=uri)
 
 
+def _provenance_places(response: dict[str, Any]) -> set[str]:
+    return {place for place, meta in result_meta(response).items() if meta.get("provenance_available") is True}
+
+
 @pytest.mark.req("ON-OBS-001")
 def test_every_result_carries_provenance_available(walk):
+    """In the result's `metadata` or `_meta` (the declared one, if declared), each result on its
+    own (one place for all: ON-OBS-002)."""
     declared = choice("result_metadata")
-    places: dict[str, set[str]] = {}
     with Findings() as findings:
         if not walk.successes():
             findings.block("ON-OBS-001", f"no call of the tour succeeded (see {walk.blocker or 'the tour'})",
                            by=walk.blocker or "tour")
         for tool, args, response in walk.successes():
-            found = {place for place, meta in result_meta(response).items() if meta.get("provenance_available") is True}
-            if found:
-                places.setdefault(tool, set()).update(found)
+            found = _provenance_places(response)
             if declared:
                 findings.check(declared in found, "ON-OBS-001", f"no provenance_available true in the result's "
                                f"{declared} (declared)", case=tool, request=describe_call(tool, args))
             else:
                 findings.check(found, "ON-OBS-001", "the result carries no provenance_available true (in metadata "
                                "or _meta)", case=tool, request=describe_call(tool, args))
-        if not declared and places and all(places.values()):
-            findings.check(set.intersection(*places.values()), "ON-OBS-001",
-                           f"results carry it in different places: {short({k: sorted(v) for k, v in places.items()})}")
+
+
+@pytest.mark.req("ON-OBS-002")
+def test_every_result_carries_provenance_available_in_one_place(walk):
+    """A test of its own: the profile's reading never stops the seed's ON-OBS-001. With a
+    declaration there is nothing more to check (ON-OBS-001 holds every result to the declared place)."""
+    if choice("result_metadata"):
+        return
+    carried = [(tool, _provenance_places(response)) for tool, _args, response in walk.successes()]
+    carried = [(tool, found) for tool, found in carried if found]
+    places: dict[str, set[str]] = {}
+    for tool, found in carried:
+        places.setdefault(tool, set()).update(found)
+    with Findings() as findings:
+        if len(carried) < 2:
+            findings.block("ON-OBS-002", "fewer than two results carry provenance_available true (see ON-OBS-001)",
+                           by="ON-OBS-001")
+            return
+        findings.check(set.intersection(*(found for _tool, found in carried)), "ON-OBS-002",
+                       f"results carry it in different places: {short({k: sorted(v) for k, v in places.items()})}")
 
 
 @pytest.mark.req("ON-WORLD-001")

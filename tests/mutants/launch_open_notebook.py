@@ -907,6 +907,130 @@ def on_total_chunks_counts_the_completion():
     streams.next_response = next_response
 
 
+# -- answers each allowed, but not the same way throughout (the profile's advisories) ------------------------
+# The variant on_variant_mixed_readings takes all of them at once: each call is one the seed allows.
+_HALF = set(list(world.TOOLS)[::2])  # describe_world, enter_collection, semantic_search, ...
+
+
+@mutant("ON-TOOL-005", profile=PROFILE)
+def on_tool_metadata_in_two_places():
+    """Every other tool declares read-only and reversible in MCP annotations only, the rest in `_meta` only."""
+    server.tool_list = lambda: [
+        server.types.Tool(name=name, description=description, input_schema=schema, annotations=server.ANNOTATIONS)
+        if name in _HALF else
+        server.types.Tool(name=name, description=description, input_schema=schema, meta=dict(world.TOOL_METADATA))
+        for name, (description, schema) in world.TOOLS.items()]
+
+
+@mutant("ON-OBS-002", profile=PROFILE)
+def on_result_metadata_in_two_places():
+    """fetch_passage results carry provenance_available in a `metadata` field; every other result in `_meta`."""
+    from mcp_types import methods
+    from pydantic import ConfigDict
+
+    class Extended(server.types.CallToolResult):
+        model_config = ConfigDict(extra="allow")  # a field MCP does not define, as the seed's sketch has it
+    original, sieve = server.to_result, methods.serialize_server_result
+
+    def to_result(outcome):
+        result = original(outcome)
+        if outcome.is_error or not {"passage", "integrity"} <= set(outcome.body):
+            return result
+        return Extended(content=result.content, structured_content=result.structured_content,
+                        metadata=dict(world.RESULT_METADATA))
+
+    def serialize_server_result(method, version, dumped):
+        # The SDK's outbound sieve drops fields MCP does not define; this server sends its `metadata`.
+        out = sieve(method, version, dumped)
+        return {**out, "metadata": dumped["metadata"]} if method == "tools/call" and "metadata" in dumped else out
+    server.to_result = to_result
+    methods.serialize_server_result = serialize_server_result
+
+
+@mutant("ON-SRCH-010", profile=PROFILE)
+def on_k_over_max_two_ways():
+    """Clamps k up to 99 to 50, and refuses k of 100 or more (ambiguous_request)."""
+    _refuse_k_over(99)
+
+
+def _refuse_k_over(limit: int | None = None) -> None:
+    """semantic_search refuses (ambiguous_request) a k over `limit` (default: the configured maximum)."""
+    original = tools.Tools._semantic_search
+
+    def search(self, sess, query, k=None):
+        if isinstance(k, (int, float)) and not isinstance(k, bool) and \
+                k > (self.config.max_search_results if limit is None else limit):
+            raise errors.ambiguous("k_over_max", "k")
+        return original(self, sess, query, k)
+    tools.Tools._semantic_search = search
+
+
+@mutant("ON-PASS-010", profile=PROFILE)
+def on_checksum_coverage_two_ways():
+    """A passage of odd length is checksummed with its context, one of even length alone."""
+    import hashlib
+
+    def coverage(body, sess, source_id):
+        passage = body["passage"]
+        if len(passage["exact_text"]) % 2:
+            whole = passage["context_before"] + passage["exact_text"] + passage["context_after"]
+            body["integrity"]["checksum"] = hashlib.sha256(whole.encode()).hexdigest()
+            body["integrity"]["covers"] = "context_before + exact_text + context_after (UTF-8 bytes)"
+        return body
+    _wrap("_fetch_passage", coverage)
+
+
+@mutant("ON-ART-011", profile=PROFILE)
+def on_tamper_reported_two_ways():
+    """A changed JSON artifact is served with verified false; a changed Markdown one is refused."""
+    original = tools.Tools._retrieve_artifact
+
+    def retrieve(self, sess, artifact_id):
+        lib = self.library
+        artifact = lib.artifact(sess.active, artifact_id)
+        data = (lib.root / artifact.rel_path).read_bytes()
+        intact = artifact.intact_at_start and layout.sha256_hex(data) == artifact.sha256
+        if intact or artifact.media_type == "text/markdown":
+            return original(self, sess, artifact_id)  # refuses a changed Markdown artifact
+
+        class Unchecked:
+            def __getattr__(self, name):
+                return getattr(lib, name)
+
+            def read_artifact(self, _artifact):
+                try:
+                    return layout.contents_of(artifact, data)
+                except layout.LayoutError:  # the change broke the JSON: its text, as `string | object` allows
+                    return layout.decode_text(data, artifact.rel_path)
+        self.library = Unchecked()
+        try:
+            body = original(self, sess, artifact_id)
+        finally:
+            self.library = lib
+        body["integrity"]["verified"] = False
+        return body
+    tools.Tools._retrieve_artifact = retrieve
+
+
+@mutant("ON-TOOL-006", profile=PROFILE)
+def on_optional_filter_declared():
+    """list_collections declares (and honours) an optional domain_tag filter the seed does not have."""
+    description, schema = world.TOOLS["list_collections"]
+    schema = json.loads(json.dumps(schema))  # the seed's argument-free tools share one schema object
+    schema["properties"]["domain_tag"] = {"type": "string", "description": "Only collections with this domain tag"}
+    world.TOOLS["list_collections"] = (description, schema)
+    tools._VALIDATORS["list_collections"] = tools.Draft202012Validator(schema)
+    original = tools.Tools._list_collections
+
+    def list_collections(self, sess, domain_tag=None):
+        body = original(self, sess)
+        if domain_tag is not None:
+            body["collections"] = [c for c in body["collections"] if domain_tag in c["domain_tags"]]
+            body["metadata"]["total_collections"] = len(body["collections"])
+        return body
+    tools.Tools._list_collections = list_collections
+
+
 # -- a server of fixed mock records (as a public Open Notebook MCP server is) ------------------------------
 _MOCK_REF, _MOCK_ART, _MOCK_TOKEN = "mock-ref-1", "mock-artifact-1", "mock-stream-00000000000000000000000000000"
 _MOCK_POINTER = {"notebook_id": "mock-notebook", "page": 1, "timestamp": 1700000000}
@@ -1016,13 +1140,7 @@ def on_variant_other_choices():
                                                   annotations=server.ANNOTATIONS)
                                 for name, (description, schema) in world.TOOLS.items()]
 
-    original_search = tools.Tools._semantic_search
-
-    def search(self, sess, query, k=None):
-        if isinstance(k, (int, float)) and not isinstance(k, bool) and k > self.config.max_search_results:
-            raise errors.ambiguous("k_over_max", "k")
-        return original_search(self, sess, query, k)
-    tools.Tools._semantic_search = search
+    _refuse_k_over()
 
     def window_checksum(body, sess, source_id):
         passage = body["passage"]
@@ -1138,6 +1256,25 @@ def on_variant_vector_cache():
             cache.write_bytes(b"\0" * 64)  # a stand-in for persisted embeddings: never notebook text
         return original(self, sess, query, k)
     tools.Tools._semantic_search = search
+
+
+@variant(profile=PROFILE)
+def on_variant_mixed_readings():
+    """Not a defect: where the seed allows several answers, a different allowed answer for
+    different tools and calls (the profile's one-way-throughout readings are advisories).
+
+    - tools declare read-only and reversible in annotations or in `_meta`, half each;
+    - fetch_passage results carry provenance_available in `metadata`, the others in `_meta`;
+    - k from 51 to 99 is clamped, k of 100 or more refused;
+    - a passage's checksum covers exact_text or the passage with its context, by its length;
+    - a changed JSON artifact is served with verified false, a changed Markdown one refused;
+    - list_collections declares an optional domain_tag property beyond the seed's schema.
+    Passes the default run; under --strict ON-TOOL-005, ON-OBS-002, ON-SRCH-010, ON-PASS-010,
+    ON-ART-011 and ON-TOOL-006 are reported (advisories), so the strict run fails.
+    """
+    for patch in (on_tool_metadata_in_two_places, on_result_metadata_in_two_places, on_k_over_max_two_ways,
+                  on_checksum_coverage_two_ways, on_tamper_reported_two_ways, on_optional_filter_declared):
+        patch()
 
 
 if __name__ == "__main__":
