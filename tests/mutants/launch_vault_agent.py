@@ -286,6 +286,18 @@ def va_frontmatter_in_chunk():
     core.Core.get_chunk = get_chunk
 
 
+@mutant("VA-MODE-002", profile=PROFILE)
+def va_silent_embedding_fallback():
+    """With embeddings configured but unavailable, a call without a mode falls back to lexical
+    without the EMBEDDING_UNAVAILABLE warning."""
+    original = core.Core._mode
+
+    def _mode(self, requested, state, default):
+        used, warnings = original(self, requested, state, default)
+        return (used, []) if requested is None else (used, warnings)
+    core.Core._mode = _mode
+
+
 # -- the correct variant ------------------------------------------------------------------------
 SNAKE = {"noteId": "note_id", "chunkIndex": "chunk_index", "allowLarge": "allow_large",
          "vaultRelativePath": "vault_relative_path"}
