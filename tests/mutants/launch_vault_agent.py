@@ -298,6 +298,31 @@ def va_silent_embedding_fallback():
     core.Core._mode = _mode
 
 
+@mutant("VA-ERR-002", profile=PROFILE)
+def va_malformed_id_internal():
+    """A note id that is not of the server's own shape fails as INTERNAL_ERROR (on both
+    transports), not INVALID_ID or NOTE_NOT_FOUND (failure class id_malformed)."""
+    original = validate.note_id
+
+    def note_id(args, name="noteId"):
+        value = args.get(name)
+        if isinstance(value, str) and value and not validate.NOTE_ID.fullmatch(value):
+            raise errors.VaultError("INTERNAL_ERROR")
+        return original(args, name)
+    validate.note_id = note_id
+
+
+@mutant("VA-LOG-002", profile=PROFILE)
+def va_relative_path_in_logs():
+    """Every get_attachment logs the vault-relative path it was asked for (no absolute path)."""
+    original = core.Core.get_attachment
+
+    def get_attachment(self, args, **kwargs):
+        print(f"event=attachment path={args.get('vaultRelativePath')}", file=sys.stderr, flush=True)
+        return original(self, args, **kwargs)
+    core.Core.get_attachment = get_attachment
+
+
 # -- the correct variant ------------------------------------------------------------------------
 SNAKE = {"noteId": "note_id", "chunkIndex": "chunk_index", "allowLarge": "allow_large",
          "vaultRelativePath": "vault_relative_path"}
