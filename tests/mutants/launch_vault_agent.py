@@ -323,6 +323,42 @@ def va_relative_path_in_logs():
     core.Core.get_attachment = get_attachment
 
 
+def _generate_key(write, announce=False):
+    """Serve on a non-loopback host with no key by generating one: `write(settings, key)` stores it."""
+    import secrets
+    original = cli.run_serve
+
+    def run_serve(settings):
+        if not settings.loopback and not settings.api_key:
+            key = secrets.token_urlsafe(32)
+            write(settings, key)
+            if announce:
+                print(f"vault-agent: generated API key {key}", file=sys.stderr, flush=True)
+            settings = replace(settings, values={**settings.values, "server.api_key": key})
+        return original(settings)
+    cli.run_serve = run_serve
+
+
+@mutant("VA-HTTP-010", profile=PROFILE, transport="http")
+def va_generated_key_in_custom_config():
+    """Started on 0.0.0.0 with no key, serve generates one and appends it to the --config file."""
+    def write(settings, key):
+        with open(settings.config_path, "a", encoding="utf-8") as handle:
+            handle.write(f'\n[server]\napi_key = "{key}"\n')
+    _generate_key(write)
+
+
+@mutant("VA-HTTP-011", profile=PROFILE, transport="http")
+def va_generated_key_printed():
+    """Started on 0.0.0.0 with no key, serve generates one, stores it in the user-local
+    configuration and prints it at start-up."""
+    def write(settings, key):
+        path = config.user_config_file()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f'[server]\napi_key = "{key}"\n', encoding="utf-8")
+    _generate_key(write, announce=True)
+
+
 # -- the correct variant ------------------------------------------------------------------------
 SNAKE = {"noteId": "note_id", "chunkIndex": "chunk_index", "allowLarge": "allow_large",
          "vaultRelativePath": "vault_relative_path"}
