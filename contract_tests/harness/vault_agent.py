@@ -38,6 +38,17 @@ ATTACHMENTS = ["attachments/pic.png", "attachments/readme.txt", "attachments/blo
                "attachments/sub/nested.txt", "links/inside.txt"]
 SIZES = {"attachments/four.bin": 4 * MiB, "attachments/eleven.bin": 11 * MiB, "attachments/huge.bin": 64 * MiB}
 STRIPPED_ENV_PREFIX = "VAULT_AGENT_"
+# Wikilinks (Phase 1 indexing.md): `[[gamma]]` has exactly one matching note (its file stem),
+# `[[rc twin]]` two (both titled so: ambiguous), `[[rc-ghost-note]]` none. The links sit in the
+# linker's second section only, so its first chunk holds none of them.
+LINKER = "notes/linker.md"
+AMBIGUOUS, MISSING = "rc twin", "rc-ghost-note"
+LINK_NOTES = {
+    LINKER: (f"# Linker\n\nThe linker note, toklinker, names no other note here.\n\n## Links\n\n"
+             f"Also toklinker: see [[gamma]], [[{AMBIGUOUS}]] and [[{MISSING}]].\n"),
+    "notes/twin-a.md": f"---\ntitle: {AMBIGUOUS}\n---\n# One twin\n\nThe first twin, toktwin.\n",
+    "notes/twin-b.md": f"---\ntitle: {AMBIGUOUS}\n---\n# Other twin\n\nThe second twin, toktwin.\n",
+}
 
 
 def relpath_attachment(canaries: dict[str, str]) -> str:
@@ -201,6 +212,8 @@ def build_vault_agent(base: Path) -> VaultAgentFixture:
     fx.config.write_text("# written by retrieval-contract: every setting at its default\n", encoding="utf-8")
     for name, text in _note_text(c).items():
         fx.write(NOTES[name], text)
+    for rel, text in LINK_NOTES.items():
+        fx.write(rel, text)
     fx.write("drafts/draft.md", f"# Draft\n\nA draft, {token('draft')}, excluded only when vault.exclude says so.\n")
     fx.write(".hidden/secret.md", f"# Hidden\n\n{c['hidden']} {token('hidden')} never indexed\n")
     fx.write(".hidden/secret.txt", f"hidden attachment {c['hidden']}\n")

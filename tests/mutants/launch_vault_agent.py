@@ -359,6 +359,54 @@ def va_generated_key_printed():
     _generate_key(write, announce=True)
 
 
+def _wikilinks(text):
+    import re
+    return [m.group(1).strip() for m in re.finditer(r"\[\[([^\]|#]+)", text)]
+
+
+@mutant("VA-LINK-001", profile=PROFILE)
+def va_links_all_resolved():
+    """get_note lists every wikilink as resolved, the ambiguous and the missing ones too."""
+    original = core.Core.get_note
+
+    def get_note(self, args, **kwargs):
+        reply = original(self, args, **kwargs)
+        targets = _wikilinks(reply.data["content"])
+        if targets:
+            reply.data["links"] = {"resolved": [{"target": t} for t in targets], "unresolved": []}
+        return reply
+    core.Core.get_note = get_note
+
+
+@mutant("VA-LINK-002", profile=PROFILE)
+def va_chunk_links_of_whole_note():
+    """get_chunk summarises the links of the whole note, not only those its chunk contains."""
+    original = core.Core.get_chunk
+
+    def get_chunk(self, args, **kwargs):
+        reply = original(self, args, **kwargs)
+        text = (self._rules().root / reply.data["path"]).read_text(encoding="utf-8")
+        targets = _wikilinks(text)
+        if targets:
+            reply.data["links"] = {"resolved": [], "unresolved": [{"target": t} for t in targets]}
+        return reply
+    core.Core.get_chunk = get_chunk
+
+
+@mutant("VA-LINK-003", profile=PROFILE)
+def va_unresolved_link_warning():
+    """get_note warns about the wikilinks no single note matches."""
+    original = core.Core.get_note
+
+    def get_note(self, args, **kwargs):
+        reply = original(self, args, **kwargs)
+        if any(t != "gamma" for t in _wikilinks(reply.data["content"])):
+            return replace(reply, warnings=[*reply.warnings, {"code": "WIKILINK_UNRESOLVED",
+                                                             "message": "A wikilink matches no single note."}])
+        return reply
+    core.Core.get_note = get_note
+
+
 # -- the correct variant ------------------------------------------------------------------------
 SNAKE = {"noteId": "note_id", "chunkIndex": "chunk_index", "allowLarge": "allow_large",
          "vaultRelativePath": "vault_relative_path"}
