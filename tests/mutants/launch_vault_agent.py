@@ -364,47 +364,46 @@ def _wikilinks(text):
     return [m.group(1).strip() for m in re.finditer(r"\[\[([^\]|#]+)", text)]
 
 
+def _edit_reply(method, edit):
+    """Wrap core.Core.<method> so `edit(core, reply)` returns the reply it answers."""
+    original = getattr(core.Core, method)
+
+    def wrapped(self, args, **kwargs):
+        return edit(self, original(self, args, **kwargs))
+    setattr(core.Core, method, wrapped)
+
+
+def _with_links(reply, links):
+    return replace(reply, data={**reply.data, "links": links})
+
+
 @mutant("VA-LINK-001", profile=PROFILE)
 def va_links_all_resolved():
     """get_note lists every wikilink as resolved, the ambiguous and the missing ones too."""
-    original = core.Core.get_note
-
-    def get_note(self, args, **kwargs):
-        reply = original(self, args, **kwargs)
+    def edit(_core, reply):
         targets = _wikilinks(reply.data["content"])
-        if targets:
-            reply.data["links"] = {"resolved": [{"target": t} for t in targets], "unresolved": []}
-        return reply
-    core.Core.get_note = get_note
+        return _with_links(reply, {"resolved": [{"target": t} for t in targets], "unresolved": []}) if targets else reply
+    _edit_reply("get_note", edit)
 
 
 @mutant("VA-LINK-002", profile=PROFILE)
 def va_chunk_links_of_whole_note():
     """get_chunk summarises the links of the whole note, not only those its chunk contains."""
-    original = core.Core.get_chunk
-
-    def get_chunk(self, args, **kwargs):
-        reply = original(self, args, **kwargs)
-        text = (self._rules().root / reply.data["path"]).read_text(encoding="utf-8")
-        targets = _wikilinks(text)
-        if targets:
-            reply.data["links"] = {"resolved": [], "unresolved": [{"target": t} for t in targets]}
-        return reply
-    core.Core.get_chunk = get_chunk
+    def edit(engine, reply):
+        targets = _wikilinks((engine._rules().root / reply.data["path"]).read_text(encoding="utf-8"))
+        return _with_links(reply, {"resolved": [], "unresolved": [{"target": t} for t in targets]}) if targets else reply
+    _edit_reply("get_chunk", edit)
 
 
 @mutant("VA-LINK-003", profile=PROFILE)
 def va_unresolved_link_warning():
     """get_note warns about the wikilinks no single note matches."""
-    original = core.Core.get_note
-
-    def get_note(self, args, **kwargs):
-        reply = original(self, args, **kwargs)
-        if any(t != "gamma" for t in _wikilinks(reply.data["content"])):
-            return replace(reply, warnings=[*reply.warnings, {"code": "WIKILINK_UNRESOLVED",
-                                                             "message": "A wikilink matches no single note."}])
-        return reply
-    core.Core.get_note = get_note
+    def edit(_core, reply):
+        if not any(t != "gamma" for t in _wikilinks(reply.data["content"])):
+            return reply
+        return replace(reply, warnings=[*reply.warnings, {"code": "WIKILINK_UNRESOLVED",
+                                                          "message": "A wikilink matches no single note."}])
+    _edit_reply("get_note", edit)
 
 
 # -- the correct variant ------------------------------------------------------------------------
