@@ -18,7 +18,8 @@ REQ = "VA-MODE-002"
 # A model name (an OpenAI-compatible provider's) that also names no file (an implementation that
 # reads a local model file); the endpoint is localhost (indexing.md: "The embedding endpoint host
 # must be `127.0.0.1`, `localhost`, or `::1`") on a port the suite picked and left closed.
-CONFIG = '[embedding]\nenabled = true\nmodel = "rc-unavailable-model"\nendpoint = "http://127.0.0.1:{port}/v1/embeddings"\n'
+CONFIG = ('[embedding]\nenabled = true\nmodel = "rc-unavailable-model"\n'
+          'endpoint = "http://127.0.0.1:{port}/v1/embeddings"\n')
 
 
 @pytest.fixture(scope="module")

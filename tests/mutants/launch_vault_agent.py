@@ -348,15 +348,17 @@ def va_generated_key_in_custom_config():
     _generate_key(write)
 
 
+def _store_in_user_config(_settings, key):
+    path = config.user_config_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f'[server]\napi_key = "{key}"\n', encoding="utf-8")
+
+
 @mutant("VA-HTTP-011", profile=PROFILE, transport="http")
 def va_generated_key_printed():
     """Started on 0.0.0.0 with no key, serve generates one, stores it in the user-local
     configuration and prints it at start-up."""
-    def write(settings, key):
-        path = config.user_config_file()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(f'[server]\napi_key = "{key}"\n', encoding="utf-8")
-    _generate_key(write, announce=True)
+    _generate_key(_store_in_user_config, announce=True)
 
 
 def _wikilinks(text):
@@ -382,7 +384,8 @@ def va_links_all_resolved():
     """get_note lists every wikilink as resolved, the ambiguous and the missing ones too."""
     def edit(_core, reply):
         targets = _wikilinks(reply.data["content"])
-        return _with_links(reply, {"resolved": [{"target": t} for t in targets], "unresolved": []}) if targets else reply
+        links = {"resolved": [{"target": t} for t in targets], "unresolved": []}
+        return _with_links(reply, links) if targets else reply
     _edit_reply("get_note", edit)
 
 
@@ -391,7 +394,8 @@ def va_chunk_links_of_whole_note():
     """get_chunk summarises the links of the whole note, not only those its chunk contains."""
     def edit(engine, reply):
         targets = _wikilinks((engine._rules().root / reply.data["path"]).read_text(encoding="utf-8"))
-        return _with_links(reply, {"resolved": [], "unresolved": [{"target": t} for t in targets]}) if targets else reply
+        links = {"resolved": [], "unresolved": [{"target": t} for t in targets]}
+        return _with_links(reply, links) if targets else reply
     _edit_reply("get_chunk", edit)
 
 
@@ -495,15 +499,9 @@ def _variant():
             return mcp_types.CallToolResult(content=content, **kw)
     mcp_server.types = Types()
 
-    # A non-loopback bind without a key generates one (Phase 1) instead of refusing to start.
-    original_serve = cli.run_serve
-
-    def run_serve(settings):
-        if not settings.loopback and not settings.api_key:
-            import secrets
-            settings.values["server.api_key"] = secrets.token_urlsafe(32)
-        return original_serve(settings)
-    cli.run_serve = run_serve
+    # A non-loopback bind without a key generates one and stores it in the default user-local
+    # configuration, printing nothing of it (Phase 1 server-api.md), instead of refusing to start.
+    _generate_key(_store_in_user_config)
 
 
 @variant(profile=PROFILE)
