@@ -28,7 +28,8 @@ from .adapter import (DiskFixture, FixtureSetupError, derived_disk_attacks, plan
                       snapshot_diff)
 from .process import private_environment, render_command
 
-CANARY_CLASSES = ("body", "frontmatter", "attachment", "hidden", "outside", "path", "query")
+# `relpath` names an attachment file inside the vault: a vault-relative path no log may carry.
+CANARY_CLASSES = ("body", "frontmatter", "attachment", "hidden", "outside", "path", "query", "relpath")
 MiB = 1024 * 1024
 # Vault-relative paths of the notes the tests address, each holding its own search token.
 NOTES = {"alpha": "notes/alpha.md", "beta": "notes/beta.md", "gamma": "notes/gamma.md",
@@ -37,6 +38,22 @@ ATTACHMENTS = ["attachments/pic.png", "attachments/readme.txt", "attachments/blo
                "attachments/sub/nested.txt", "links/inside.txt"]
 SIZES = {"attachments/four.bin": 4 * MiB, "attachments/eleven.bin": 11 * MiB, "attachments/huge.bin": 64 * MiB}
 STRIPPED_ENV_PREFIX = "VAULT_AGENT_"
+# Wikilinks (Phase 1 indexing.md): `[[gamma]]` has exactly one matching note (its file stem),
+# `[[rc twin]]` two (both titled so: ambiguous), `[[rc-ghost-note]]` none. The links sit in the
+# linker's second section only, so its first chunk holds none of them.
+LINKER = "notes/linker.md"
+AMBIGUOUS, MISSING = "rc twin", "rc-ghost-note"
+LINK_NOTES = {
+    LINKER: (f"# Linker\n\nThe linker note, toklinker, names no other note here.\n\n## Links\n\n"
+             f"Also toklinker: see [[gamma]], [[{AMBIGUOUS}]] and [[{MISSING}]].\n"),
+    "notes/twin-a.md": f"---\ntitle: {AMBIGUOUS}\n---\n# One twin\n\nThe first twin, toktwin.\n",
+    "notes/twin-b.md": f"---\ntitle: {AMBIGUOUS}\n---\n# Other twin\n\nThe second twin, toktwin.\n",
+}
+
+
+def relpath_attachment(canaries: dict[str, str]) -> str:
+    """The vault-relative path of the attachment whose name is the `relpath` canary."""
+    return f"attachments/{canaries['relpath']}.txt"
 
 
 def token(name: str) -> str:
@@ -84,7 +101,7 @@ class VaultAgentFixture(DiskFixture):
         return {f"{cls}_canary": value for cls, value in self.canaries.items()}
 
     def items(self) -> list[str]:
-        return list(ATTACHMENTS)
+        return [*ATTACHMENTS, relpath_attachment(self.canaries)]
 
     def write(self, relative: str, text: str) -> None:
         path = self.vault / relative
@@ -195,6 +212,8 @@ def build_vault_agent(base: Path) -> VaultAgentFixture:
     fx.config.write_text("# written by retrieval-contract: every setting at its default\n", encoding="utf-8")
     for name, text in _note_text(c).items():
         fx.write(NOTES[name], text)
+    for rel, text in LINK_NOTES.items():
+        fx.write(rel, text)
     fx.write("drafts/draft.md", f"# Draft\n\nA draft, {token('draft')}, excluded only when vault.exclude says so.\n")
     fx.write(".hidden/secret.md", f"# Hidden\n\n{c['hidden']} {token('hidden')} never indexed\n")
     fx.write(".hidden/secret.txt", f"hidden attachment {c['hidden']}\n")
@@ -206,6 +225,7 @@ def build_vault_agent(base: Path) -> VaultAgentFixture:
     fx.write("attachments/readme.txt", f"attachment text {c['attachment']}\n")
     (fx.vault / "attachments" / "blob.unknownext").write_bytes(b"\x00\x01\x02" + c["attachment"].encode())
     fx.write("attachments/sub/nested.txt", f"nested attachment {c['attachment']}\n")
+    fx.write(relpath_attachment(c), f"an attachment whose name is a canary {c['attachment']}\n")
     for rel, size in SIZES.items():
         with open(fx.vault / rel, "wb") as handle:  # sparse: the size costs no disk
             handle.truncate(size)

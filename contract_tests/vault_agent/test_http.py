@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import socket
+import tomllib
+from dataclasses import dataclass, field
 import subprocess
 import threading
 import time
@@ -171,28 +173,57 @@ def _listening(port: int) -> bool:
         return False
 
 
-def _keyless_public(servers, suite, fixture) -> tuple[str, str, list[str]]:
-    """Start the public command with no key: ('refused', status) or ('served', what /mcp did),
-    with its log lines (the vault root of its startup output spared, as Phase 1 allows)."""
+@dataclass
+class Keyless:
+    """What the public command did with no key configured: ('refused', status), ('served', what
+    /mcp did) or ('hung', ...); its output lines (stdout and stderr, the vault root of its startup
+    output spared, as Phase 1 allows); whether {config} changed; the keys found in the TOML files
+    it wrote under its own HOME (the default user-local configuration)."""
+    outcome: str
+    detail: str
+    logs: list[str]
+    config_changed: bool = False
+    generated: list[str] = field(default_factory=list)
+
+
+def _keyless_public(servers, suite, fixture) -> Keyless:
     port = free_port()
     argv, env, home = role_argv(servers, suite, fixture, "public", {"port": str(port), "api_key": ""}, None, ())
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                            env=env, cwd=home)
+    before = fixture.config.read_bytes()
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, env=env, cwd=home)
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and proc.poll() is None and not _listening(port):
             time.sleep(0.1)
         if proc.poll() is not None:
-            return "refused", f"exited {proc.returncode}", _logs(proc, fixture, True)
-        if not _listening(port):
-            return "hung", "neither exited nor listened within 30 s", _logs(proc, fixture, False)
-        response = initialize_http(f"http://127.0.0.1:{port}", "/mcp")
-        outcome = "served", f"{response.status_code}" + (" with an MCP answer" if answers_mcp(response) else "")
-        return (*outcome, _logs(proc, fixture, False))
+            result = Keyless("refused", f"exited {proc.returncode}", _logs(proc, fixture, True))
+        elif not _listening(port):
+            result = Keyless("hung", "neither exited nor listened within 30 s", _logs(proc, fixture, False))
+        else:
+            response = initialize_http(f"http://127.0.0.1:{port}", "/mcp")
+            result = Keyless("served", f"{response.status_code}" + (" with an MCP answer" if answers_mcp(response)
+                                                                     else ""), _logs(proc, fixture, False))
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait(5)
+    result.config_changed = fixture.config.read_bytes() != before
+    result.generated = _stored_keys(home)
+    return result
+
+
+def _stored_keys(home) -> list[str]:
+    """server.api_key (or a top-level api_key) of every TOML file under `home`."""
+    found = []
+    for path in home.rglob("*.toml"):
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        server = data.get("server") if isinstance(data.get("server"), dict) else {}
+        found += [v for v in (server.get("api_key"), data.get("api_key")) if isinstance(v, str) and v]
+    return found
 
 
 def _logs(proc, fixture, exited: bool) -> list[str]:
@@ -204,13 +235,13 @@ def _logs(proc, fixture, exited: bool) -> list[str]:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(5)
-    text = proc.stderr.read().decode("utf-8", "replace") if proc.stderr else ""
+    text = proc.stdout.read().decode("utf-8", "replace") if proc.stdout else ""
     for root in sorted({str(fixture.vault), str(fixture.vault.resolve())}, key=len, reverse=True):
         text = text.replace(root, "{vault}")  # a line naming the vault root: startup output may (indexing.md)
     return text.splitlines()
 
 
-PUBLIC = ("VA-HTTP-005", "VA-SEC-001")
+PUBLIC = ("VA-HTTP-005", "VA-SEC-001", "VA-HTTP-010", "VA-HTTP-011")
 
 
 @pytest.mark.security
@@ -259,7 +290,17 @@ def _public_sweep(suite, servers, contract_fixture, names, profile, findings) ->
     srv.close(timeout=5)
     scan_own(srv, contract_fixture, profile, findings, "shutting down", case="right key")
     thread.join(60)
-    outcome, detail, logs = keyless[0] if keyless else ("hung", "no outcome", [])
+    result = keyless[0] if keyless else Keyless("hung", "no outcome", [])
+    outcome, detail, logs = result.outcome, result.detail, result.logs
+    findings.check(not result.config_changed, "VA-HTTP-010", "started on 0.0.0.0 with no key, the command changed "
+                   "the configuration file it was given ({config}, outside the default user-local location)",
+                   case="no key configured")
+    if outcome == "served" and not result.generated:
+        findings.block("VA-HTTP-011", "it served without a configured key, but no TOML file under its HOME holds "
+                       "a generated key to look for", case="no key configured")
+    for key in result.generated:
+        findings.check(not any(key in line for line in logs), "VA-HTTP-011", "the generated API key (stored under "
+                       "its HOME) is in its start-up output", case="no key configured")
     rules = profile.leak_requirements("stderr")
     for leak in canaries.scan_lines(logs, contract_fixture.canaries, "stderr", rules):
         findings.fail(rules[leak.cls], f"server log leaked: {leak}", case="no key configured",

@@ -286,6 +286,130 @@ def va_frontmatter_in_chunk():
     core.Core.get_chunk = get_chunk
 
 
+@mutant("VA-MODE-002", profile=PROFILE)
+def va_silent_embedding_fallback():
+    """With embeddings configured but unavailable, a call without a mode falls back to lexical
+    without the EMBEDDING_UNAVAILABLE warning."""
+    original = core.Core._mode
+
+    def _mode(self, requested, state, default):
+        used, warnings = original(self, requested, state, default)
+        return (used, []) if requested is None else (used, warnings)
+    core.Core._mode = _mode
+
+
+@mutant("VA-ERR-002", profile=PROFILE)
+def va_malformed_id_internal():
+    """A note id that is not of the server's own shape fails as INTERNAL_ERROR (on both
+    transports), not INVALID_ID or NOTE_NOT_FOUND (failure class id_malformed)."""
+    original = validate.note_id
+
+    def note_id(args, name="noteId"):
+        value = args.get(name)
+        if isinstance(value, str) and value and not validate.NOTE_ID.fullmatch(value):
+            raise errors.VaultError("INTERNAL_ERROR")
+        return original(args, name)
+    validate.note_id = note_id
+
+
+@mutant("VA-LOG-002", profile=PROFILE)
+def va_relative_path_in_logs():
+    """Every get_attachment logs the vault-relative path it was asked for (no absolute path)."""
+    original = core.Core.get_attachment
+
+    def get_attachment(self, args, **kwargs):
+        print(f"event=attachment path={args.get('vaultRelativePath')}", file=sys.stderr, flush=True)
+        return original(self, args, **kwargs)
+    core.Core.get_attachment = get_attachment
+
+
+def _generate_key(write, announce=False):
+    """Serve on a non-loopback host with no key by generating one: `write(settings, key)` stores it."""
+    import secrets
+    original = cli.run_serve
+
+    def run_serve(settings):
+        if not settings.loopback and not settings.api_key:
+            key = secrets.token_urlsafe(32)
+            write(settings, key)
+            if announce:
+                print(f"vault-agent: generated API key {key}", file=sys.stderr, flush=True)
+            settings = replace(settings, values={**settings.values, "server.api_key": key})
+        return original(settings)
+    cli.run_serve = run_serve
+
+
+@mutant("VA-HTTP-010", profile=PROFILE, transport="http")
+def va_generated_key_in_custom_config():
+    """Started on 0.0.0.0 with no key, serve generates one and appends it to the --config file."""
+    def write(settings, key):
+        with open(settings.config_path, "a", encoding="utf-8") as handle:
+            handle.write(f'\n[server]\napi_key = "{key}"\n')
+    _generate_key(write)
+
+
+def _store_in_user_config(_settings, key):
+    path = config.user_config_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f'[server]\napi_key = "{key}"\n', encoding="utf-8")
+
+
+@mutant("VA-HTTP-011", profile=PROFILE, transport="http")
+def va_generated_key_printed():
+    """Started on 0.0.0.0 with no key, serve generates one, stores it in the user-local
+    configuration and prints it at start-up."""
+    _generate_key(_store_in_user_config, announce=True)
+
+
+def _wikilinks(text):
+    import re
+    return [m.group(1).strip() for m in re.finditer(r"\[\[([^\]|#]+)", text)]
+
+
+def _edit_reply(method, edit):
+    """Wrap core.Core.<method> so `edit(core, reply)` returns the reply it answers."""
+    original = getattr(core.Core, method)
+
+    def wrapped(self, args, **kwargs):
+        return edit(self, original(self, args, **kwargs))
+    setattr(core.Core, method, wrapped)
+
+
+def _with_links(reply, links):
+    return replace(reply, data={**reply.data, "links": links})
+
+
+@mutant("VA-LINK-001", profile=PROFILE)
+def va_links_all_resolved():
+    """get_note lists every wikilink as resolved, the ambiguous and the missing ones too."""
+    def edit(_core, reply):
+        targets = _wikilinks(reply.data["content"])
+        links = {"resolved": [{"target": t} for t in targets], "unresolved": []}
+        return _with_links(reply, links) if targets else reply
+    _edit_reply("get_note", edit)
+
+
+@mutant("VA-LINK-002", profile=PROFILE)
+def va_chunk_links_of_whole_note():
+    """get_chunk summarises the links of the whole note, not only those its chunk contains."""
+    def edit(engine, reply):
+        targets = _wikilinks((engine._rules().root / reply.data["path"]).read_text(encoding="utf-8"))
+        links = {"resolved": [], "unresolved": [{"target": t} for t in targets]}
+        return _with_links(reply, links) if targets else reply
+    _edit_reply("get_chunk", edit)
+
+
+@mutant("VA-LINK-003", profile=PROFILE)
+def va_unresolved_link_warning():
+    """get_note warns about the wikilinks no single note matches."""
+    def edit(_core, reply):
+        if not any(t != "gamma" for t in _wikilinks(reply.data["content"])):
+            return reply
+        return replace(reply, warnings=[*reply.warnings, {"code": "WIKILINK_UNRESOLVED",
+                                                          "message": "A wikilink matches no single note."}])
+    _edit_reply("get_note", edit)
+
+
 # -- the correct variant ------------------------------------------------------------------------
 SNAKE = {"noteId": "note_id", "chunkIndex": "chunk_index", "allowLarge": "allow_large",
          "vaultRelativePath": "vault_relative_path"}
@@ -375,15 +499,9 @@ def _variant():
             return mcp_types.CallToolResult(content=content, **kw)
     mcp_server.types = Types()
 
-    # A non-loopback bind without a key generates one (Phase 1) instead of refusing to start.
-    original_serve = cli.run_serve
-
-    def run_serve(settings):
-        if not settings.loopback and not settings.api_key:
-            import secrets
-            settings.values["server.api_key"] = secrets.token_urlsafe(32)
-        return original_serve(settings)
-    cli.run_serve = run_serve
+    # A non-loopback bind without a key generates one and stores it in the default user-local
+    # configuration, printing nothing of it (Phase 1 server-api.md), instead of refusing to start.
+    _generate_key(_store_in_user_config)
 
 
 @variant(profile=PROFILE)
