@@ -115,7 +115,23 @@ def server_log(server: Any, tokens: dict[str, str]) -> dict[str, Any]:
     transcript = server.transcript
     return {"command": clean(" ".join(server.argv)),
             "stderr": [clean(x) for x in transcript.stderr[-LOG_LINES:]],
-            "stdout": [clean(x) for x in transcript.stdout[-LOG_LINES:]]}
+            "stdout": [clean(x) for x in transcript.stdout[-LOG_LINES:]],
+            "flood": flood_note(server)}
+
+
+def flood_note(server: Any) -> str | None:
+    """What a server sent beyond what the suite keeps (notifications, lines past the caps,
+    messages over the size limit), counted: noted in the report, a finding only where a
+    requirement forbids it."""
+    parts = []
+    if getattr(server, "unsolicited_count", 0) > limits.LIMITS.max_unsolicited:
+        parts.append(f"{server.unsolicited_count:,} notifications or other unrequested messages")
+    dropped = server.transcript.flood_note()
+    if dropped:
+        parts.append(f"{dropped} past the caps (counted, not kept)")
+    if getattr(server, "oversize", None):
+        parts.append(f"{len(server.oversize)} message(s) over the {limits.LIMITS.max_message_bytes:,}-byte limit")
+    return "; ".join(parts) or None
 DECLARED = pytest.StashKey[str | None]()
 
 
@@ -547,6 +563,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         findings = [Finding(f.req, f.message, f.case or case, f.request, f.kind, f.by) for f in findings]
         if report.when == "call":
             item.stash[BLAMED] = {f.request for f in findings if f.request and f.kind == "fail"}
+            if getattr(exc, "complete", False):
+                # A sweep that ran to its end: a cited requirement it checked and found nothing
+                # against held, though another requirement failed in the same test.
+                report.rc_held = sorted((verdicts.checked_requirements() & set(ids)) - {f.req for f in findings})
         _apply_verdict(report, state, item, findings)
     if report.when == "call":
         report.rc_cases = _expected_cases_checked(ids, case)

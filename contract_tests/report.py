@@ -95,12 +95,13 @@ class ReportCollector:
         entry = self.tests.setdefault(report.nodeid, {
             "nodeid": report.nodeid, "requirements": reqs, "outcome": "passed", "duration_s": 0.0,
             "failing": [], "advisory": [], "expected": [], "blocked": [], "skip": "", "error": "", "call": None,
-            "cases_checked": []})
+            "cases_checked": [], "held": []})
         entry["duration_s"] = round(entry["duration_s"] + report.duration, 4)
         findings = getattr(report, "rc_findings", None) or {}
         for kind in ("failing", "advisory", "expected", "blocked"):
             entry[kind] += findings.get(kind, [])
         entry["cases_checked"] += getattr(report, "rc_cases", None) or []
+        entry["held"] += getattr(report, "rc_held", None) or []
         suite_error = getattr(report, "rc_suite_error", None)
         if suite_error is not None:
             self._suite_error(report.nodeid, suite_error)
@@ -165,6 +166,8 @@ class ReportCollector:
                 # The test's own checks ran in its call phase: a teardown finding (the canary
                 # guard) names another requirement and does not undo them.
                 outcome = test["call"] or test["outcome"]
+                if outcome == "failed" and req in test.get("held", ()):
+                    outcome = "passed"  # checked to the end of its sweep, and held
                 named[req] = {"passed": "pass", "skipped": "skip", "xfail": "pass",
                               "blocked": "blocked"}.get(outcome, "incomplete")
             for req, verdict in named.items():
@@ -298,6 +301,14 @@ class ReportCollector:
                 write(why)
             write("the checks left were blocked (listed above); raise --request-timeout or --run-budget if the "
                   "server is only slow")
+        floods = [log for log in (self.server_logs or self.state.server_logs) if log.get("flood")]
+        if floods:
+            terminalreporter.section("retrieval-contract: floods (what servers sent beyond what the suite keeps)",
+                                     sep="-")
+            for log in floods[:10]:
+                write(f"{log['flood']}: {log['command'][:200]}")
+            if len(floods) > 10:
+                write(f"... and {len(floods) - 10} more servers (results.json, server_logs)")
         preflight = self.state.preflight
         if preflight is not None and preflight.warnings:
             terminalreporter.section("retrieval-contract: warnings", sep="-")

@@ -203,11 +203,18 @@ def case_matches(entry: str, case: str) -> bool:
 
 SELECTION = Selection()
 _CHECKED: set[tuple[str, str]] = set()  # (requirement, case) pairs the running test checked
+_CHECKED_REQS: set[str] = set()          # requirements a check of the running test ran for
 
 
 def _checked(req: str, case: str | None) -> None:
+    _CHECKED_REQS.add(req)
     if case is not None:
         _CHECKED.add((req, case))
+
+
+def checked_requirements() -> set[str]:
+    """Requirements the running test's Findings checks ran for (held or not)."""
+    return set(_CHECKED_REQS)
 
 
 def checked_cases() -> set[tuple[str, str]]:
@@ -232,6 +239,7 @@ def requests_judged_elsewhere() -> set[str]:
 
 def start_test() -> None:
     _CHECKED.clear()
+    _CHECKED_REQS.clear()
     _JUDGED_ELSEWHERE.clear()
 
 
@@ -272,7 +280,9 @@ class Findings:
 
     def close(self) -> None:
         if self.items:
-            raise RequirementFailure(self.items)
+            failure = RequirementFailure(self.items)
+            failure.complete = True  # raised after every check of the block ran
+            raise failure
 
     def __enter__(self) -> "Findings":
         return self

@@ -29,6 +29,7 @@ class Limits:
     max_unsolicited: int = 1_000         # notifications and requests the server sent, kept per connection
     unanswered_limit: int = 3            # requests in a row without an answer that end the run
     unanswered_seconds: float = 60.0     # or this long waited in a row without an answer
+    slow_limit: int = 5                  # answers in a row slower than a quarter of request_timeout
     run_budget: float | None = None      # seconds the whole run may take (None: no budget)
 
 
@@ -48,16 +49,28 @@ class Health:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.silent: dict[str, tuple[int, float]] = {}  # method -> (unanswered in a row, seconds waited)
+        self.slow = 0                                    # slow answers in a row (counted methods)
         self.stopped: str | None = None
         self.started = time.monotonic()
 
     def reset(self) -> None:
         with self._lock:
-            self.silent, self.stopped, self.started = {}, None, time.monotonic()
+            self.silent, self.slow, self.stopped, self.started = {}, 0, None, time.monotonic()
 
-    def answered(self, method: str) -> None:
+    def answered(self, method: str, seconds: float = 0.0) -> None:
+        """An answer. As many slow ones in a row as LIMITS.slow_limit (each over a quarter of the
+        request timeout) end the run too: a server that answers every call after 10 s would
+        take hours over a whole run, and says what it does after five."""
         with self._lock:
             self.silent.pop(method, None)
+            if method not in COUNTED:
+                return
+            slow = seconds >= LIMITS.request_timeout / 4
+            self.slow = self.slow + 1 if slow else 0
+            if self.stopped is None and self.slow >= LIMITS.slow_limit:
+                self.stopped = (f"the server answers too slowly to finish the run: {self.slow} requests in a row "
+                                f"each took {LIMITS.request_timeout / 4:g} s or more (the last, {method}, "
+                                f"{seconds:.1f} s)")
 
     def not_answered(self, method: str, waited: float) -> None:
         if method not in COUNTED:
@@ -69,6 +82,18 @@ class Health:
             if self.stopped is None and (count >= LIMITS.unanswered_limit or total >= LIMITS.unanswered_seconds):
                 self.stopped = (f"the server stopped answering: {count} {method} request{'s' if count > 1 else ''} "
                                 f"in a row got no answer ({total:g} s waited)")
+
+    def oversized(self, method: str, size: int) -> None:
+        """An answer over the size limit is no usable answer either: as many in a row end the run."""
+        if method not in COUNTED:
+            return
+        with self._lock:
+            count, total = self.silent.get(method, (0, 0.0))
+            self.silent[method] = (count + 1, total)
+            if self.stopped is None and count + 1 >= LIMITS.unanswered_limit:
+                self.stopped = (f"the server stopped giving usable answers: {count + 1} {method} requests in a row "
+                                f"were answered with a message over the {LIMITS.max_message_bytes:,}-byte limit "
+                                f"(the last {size:,} bytes)")
 
     def deadline(self, method: str, timeout: float) -> float:
         """A request's wait: after requests of its method got no answer, no more than what is left

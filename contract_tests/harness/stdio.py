@@ -12,6 +12,7 @@ import json
 import queue
 import subprocess
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -117,7 +118,13 @@ class Connection:
 
     def _receive(self, line: str) -> None:
         """One protocol message: into the transcript (a response to the suite's own request is
-        always kept; a flood of anything else is capped there), then to whoever awaits it."""
+        always kept; a flood of anything else is capped there), then to whoever awaits it. Past
+        LIMITS.max_unsolicited, a line without an id (a notification, garbage) is not even parsed:
+        a flood of a million costs counting, not a million parses."""
+        if self.unsolicited_count + len(self.bad_lines) >= LIMITS.max_unsolicited and '"id"' not in line:
+            self.unsolicited_count += 1
+            self.transcript.add("stdout", line)
+            return
         try:
             message = json.loads(line) if line.strip() else None
         except ValueError:
@@ -154,7 +161,10 @@ class Connection:
             try:
                 message = json.loads(line)
             except ValueError:
-                self.bad_lines.append(line[:LIMITS.evidence_bytes])
+                if len(self.bad_lines) < LIMITS.max_unsolicited:
+                    self.bad_lines.append(line[:LIMITS.evidence_bytes])
+                else:
+                    self.unsolicited_count += 1
                 return
         msg_id = message.get("id") if isinstance(message, dict) else None
         with self._lock:
@@ -162,7 +172,9 @@ class Connection:
             sink = self._sdk_sink
         if waiter is not None:
             waiter.put(message)
-        elif sink is not None:
+        elif sink is not None and (msg_id is not None or self.unsolicited_count < LIMITS.max_unsolicited):
+            if msg_id is None:
+                self.unsolicited_count += 1
             sink(message)
         else:
             self.unsolicited_count += 1
@@ -192,6 +204,7 @@ class Connection:
             raise ServerStopped(stopped)
         timeout = HEALTH.deadline(method, LIMITS.request_timeout if timeout is None else timeout)
         msg_id = f"rc-{next(self._ids)}"
+        sent_at = time.monotonic()
         waiter: queue.Queue = queue.Queue()
         with self._lock:
             self._pending[msg_id] = waiter
@@ -213,9 +226,10 @@ class Connection:
                 self._pending.pop(msg_id, None)
         if response is None:
             raise ServerGone(f"the server exited or closed its output before answering {method}{self._exit_note()}")
-        HEALTH.answered(method)
         if isinstance(response, Oversize):
+            HEALTH.oversized(method, response.size)
             raise MessageTooLarge(method, response)
+        HEALTH.answered(method, time.monotonic() - sent_at)
         return response
 
     def _exit_note(self) -> str:
