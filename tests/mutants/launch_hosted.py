@@ -177,6 +177,23 @@ def hosted_canister_path_used():
     tools.derive = derive
 
 
+@mutant("SSH-AUTH-001", profile="section-source-hosted")
+def hosted_anonymous_session():
+    """A request without a bearer token gets a viewer session in a default vault."""
+    original_token, original_session = auth.bearer_token, auth.session_from_token
+    anonymous = "rc-anonymous"
+
+    def bearer_token(request):
+        return original_token(request) or anonymous
+
+    def session_from_token(token, secret):
+        if token == anonymous:
+            return auth.SessionContext(user_id="anonymous", vault_id="default", canister_user_id=None,
+                                       role="viewer", token=token, expires_at=2**31)
+        return original_session(token, secret)
+    auth.bearer_token, auth.session_from_token = bearer_token, session_from_token
+
+
 @mutant("SSH-AUTH-002", profile="section-source-hosted")
 def hosted_signature_unchecked():
     """Accepts tokens without checking their signature."""

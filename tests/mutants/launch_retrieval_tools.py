@@ -194,6 +194,20 @@ def rt_index_written():
     _wrap_tool("search", index)
 
 
+@mutant("RT-RO-001", profile="retrieval-tools")
+def rt_log_file_written():
+    """Appends an operational log line (tool, repo: no contents) to a file under XDG_STATE_HOME:
+    seed 003 makes all filesystem access read-only, so this fails too."""
+    state = Path(os.environ.get("XDG_STATE_HOME", Path.home() / ".local" / "state")) / "rc-retrieval-tools"
+    state.mkdir(parents=True, exist_ok=True)
+
+    def logged(roots, args, result, truncated):
+        with open(state / "server.log", "a", encoding="utf-8") as log:
+            log.write(f"tool=search repo={args.get('repo')}\n")
+        return result, truncated
+    _wrap_tool("search", logged)
+
+
 @mutant("RT-CFG-004", profile="retrieval-tools")
 def rt_startup_lists_root():
     """Lists the roots' contents in the start-up error."""
