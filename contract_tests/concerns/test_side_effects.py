@@ -64,10 +64,30 @@ def test_the_server_opens_no_network_connection(case, servers, contract_fixture,
 
 
 def cases_test_nothing_is_written_in_home_xdg_or_temp_after_start_up(profile):
-    return _one(profile, "home")
+    spec = profile.concerns.get("home")
+    return [([spec["req"], spec["files"]] if spec.get("files") else spec["req"], spec, spec["req"])] if spec else []
+
+
+def _records(home, changes, tokens):
+    """The new or changed files under `home` that hold one of `tokens` (a record of served data)."""
+    found = []
+    for change in changes:
+        kind, _, rel = change.partition(": ")
+        path = home / rel
+        if kind == "removed" or not path.is_file() or path.is_symlink():
+            continue
+        try:
+            data = path.read_bytes()[:20_000_000].lower()
+        except OSError:
+            continue
+        if any(token.encode("utf-8") in data for token in tokens):
+            found.append(change)
+    return found
 
 
 def test_nothing_is_written_in_home_xdg_or_temp_after_start_up(case, servers, contract_fixture, profile, names):
+    """With `files` in the spec, only a file holding served data (a canary of `records`) is the
+    requirement's finding, and any other file the advisory's; without it, every file is."""
     req = case["req"]
     home = servers.fresh_home()
     srv = servers.start(contract_fixture, home=home)
@@ -80,7 +100,20 @@ def test_nothing_is_written_in_home_xdg_or_temp_after_start_up(case, servers, co
         srv.close(timeout=5)
     changes = snapshot_diff(before, snapshot(home))
     with Findings() as findings:
-        findings.check(not changes, req, f"{len(changes)} change(s) in HOME/XDG/TMPDIR after start-up: {changes[:5]}")
+        if case.get("files"):
+            tokens = [contract_fixture.canaries[c].lower() for c in case.get("records", ())
+                      if c in contract_fixture.canaries]
+            records = _records(home, changes, tokens)
+            inside = [r.partition(": ")[2] for r in records]
+            others = [c for c in changes if c not in records  # not the directories records sit in
+                      and not any(r.startswith(c.partition(": ")[2] + "/") for r in inside)]
+            findings.check(not records, req, f"{len(records)} file(s) in HOME/XDG/TMPDIR written after start-up "
+                           f"hold served data: {records[:5]}")
+            findings.check(not others, case["files"], f"{len(others)} change(s) in HOME/XDG/TMPDIR after "
+                           f"start-up: {others[:5]}")
+        else:
+            findings.check(not changes, req, f"{len(changes)} change(s) in HOME/XDG/TMPDIR after start-up: "
+                           f"{changes[:5]}")
     require_sweep(req, profile, responses)
 
 
@@ -139,7 +172,10 @@ def test_an_edit_shows_in_the_next_call(case, server, client, contract_fixture, 
 
 
 def cases_test_repeated_calls_on_unchanged_data_are_identical(profile):
-    return _one(profile, "repeat")
+    spec = profile.concerns.get("repeat")
+    if not isinstance(spec, list):
+        return _one(profile, "repeat")
+    return [(case["req"], case, f"{case['req']}-{case['call']['tool']}") for case in spec]
 
 
 def test_repeated_calls_on_unchanged_data_are_identical(case, server, client, profile, names):

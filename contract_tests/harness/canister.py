@@ -209,6 +209,16 @@ def build_canister(base: Path, vectors: list[dict[str, Any]], limits: dict[str, 
                           f"## Sub heading {c['heading']}\n\nmore {c['body']}\n")
     fx.put(headings, fx.texts[headings])
     fx.notes.append(headings)
+    # Over the input cap, with headings no successful response ever showed: its error may not
+    # name them (seed 001: no "heading paths beyond what was already authorized").
+    c["capheading"] = f"rccapheading{secrets.token_hex(6)}"
+    cap = int(limits.get("max_input_chars", 1_000_000))
+    head = f"# Restricted {c['capheading']}\n\n## Inner {c['capheading']}\n\n"
+    filler = f"{c['body']} filler text.\n\n"
+    over = (head + filler * ((cap - len(head)) // len(filler) + 2))[:cap + 1]
+    fx.stress["cap_over_headings"] = "stress/cap-over-headings.md"
+    fx.texts[fx.stress["cap_over_headings"]] = over[:-1] + "x"  # the cap counts the right-trimmed body
+    fx.put(fx.stress["cap_over_headings"], fx.texts[fx.stress["cap_over_headings"]])
     named = f"notes/{c['notepath']}/leaf.md"  # a valid request path a log may not carry
     fx.texts[named] = "# Leaf\n\n## Twig\n"
     fx.put(named, fx.texts[named])

@@ -43,6 +43,9 @@ class FileSpec:
     data: bytes
     visible: bool = True   # may appear in search and list_dir
     binary: bool = False
+    # Shown or hidden by a nested .gitignore (its patterns, its negation): seed checks accept
+    # either; git's answer (`visible`) is the advisory RT-VIS-005's.
+    nested: bool = False
 
     def lines(self) -> list[str]:
         if not self.data or self.binary:
@@ -91,7 +94,8 @@ class RootsFixture(DiskFixture):
         target.write_bytes(data)
         known = next((f for f in self.files if f.repo == repo and f.path == path), None)
         self.files = [f for f in self.files if f is not known] + [
-            FileSpec(repo, path, data, known.visible if known else True, known.binary if known else False)]
+            FileSpec(repo, path, data, known.visible if known else True, known.binary if known else False,
+                     known.nested if known else False)]
 
     def remove(self, relative: str) -> None:
         (self.root / relative).unlink()
@@ -137,14 +141,19 @@ class RootsFixture(DiskFixture):
     def visible_text_files(self, repo: str | None = None) -> list[FileSpec]:
         return [f for f in self.files if f.visible and not f.binary and (repo is None or f.repo == repo)]
 
-    def expected_matches(self, query: str, repo: str = "both") -> list[tuple[str, str, int]]:
-        """(repo, path, line) of every visible matching line, in the profile's order."""
+    def expected_matches(self, query: str, repo: str = "both", order=None) -> list[tuple[str, str, int]]:
+        """(repo, path, line) of every visible matching line: by repo (docs, code), then path
+        (sorted with `order`, a sort key; code point by default), then line."""
         repos = REPOS if repo == "both" else (repo,)
         out = []
         for name in repos:
-            for spec in sorted(self.visible_text_files(name), key=lambda f: f.path):
+            for spec in sorted(self.visible_text_files(name), key=lambda f: (order or str)(f.path)):
                 out += [(name, spec.path, n) for n, line in enumerate(spec.lines(), 1) if query in line]
         return out
+
+    def nested_paths(self, repo: str) -> set[str]:
+        """Files a nested .gitignore (or its negation) decides on."""
+        return {f.path for f in self.files if f.repo == repo and f.nested}
 
     def visible_entries(self, repo: str, directory: str = "") -> list[tuple[str, str]]:
         """(name, type) of the visible entries directly inside `directory`."""
@@ -159,18 +168,22 @@ class RootsFixture(DiskFixture):
         return sorted(entries.items())
 
     def why_invisible(self, repo: str, path: str) -> str | None:
-        """'hidden' (a dot segment), 'ignored' (a .gitignore rule covers it), or None."""
+        """'hidden' (a dot segment), 'ignored' (a root .gitignore rule covers it), 'nested' (only
+        a nested .gitignore does), or None."""
         if any(part.startswith(".") for part in path.split("/")):
             return "hidden"
         under = [f for f in self.files if f.repo == repo and (f.path == path or f.path.startswith(path + "/"))]
-        return "ignored" if under and not any(f.visible for f in under) else None
+        if not under or any(f.visible for f in under):
+            return None
+        return "nested" if all(f.nested for f in under) else "ignored"
 
-    def add(self, repo: str, path: str, text: str | bytes, *, visible: bool = True, binary: bool = False) -> None:
+    def add(self, repo: str, path: str, text: str | bytes, *, visible: bool = True, binary: bool = False,
+            nested: bool = False) -> None:
         data = text if isinstance(text, bytes) else text.encode("utf-8")
         target = self.root / repo / path
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
-        self.files.append(FileSpec(repo, path, data, visible, binary))
+        self.files.append(FileSpec(repo, path, data, visible, binary, nested))
 
 
 def directory_link_attacks(root: Path, root_name: str, links: list[str]) -> list[dict[str, Any]]:
@@ -193,8 +206,8 @@ def build_roots(base: Path, traps: str = "none", canaries: dict[str, str] | None
     fx.add("docs", "README.md", f"# Docs\n\nWelcome {body}.\nsee {NEEDLE_COMMON} here\n")
     fx.add("docs", "guide/intro.md", f"# Intro\n\n{body}\nfirst {NEEDLE_COMMON}\nplain\nsecond {NEEDLE_COMMON}\n")
     fx.add("docs", "guide/advanced.md", f"# Advanced\r\n\r\n{NEEDLE_COMMON} with CRLF {body}\r\n")
-    fx.add("docs", "guide/draft-keep.md", f"kept draft {NEEDLE_COMMON} {body}\n")
-    fx.add("docs", "guide/draft-1.md", f"ignored draft {NEEDLE_HIDDEN} {hidden}\n", visible=False)
+    fx.add("docs", "guide/draft-keep.md", f"kept draft {NEEDLE_COMMON} {body}\n", nested=True)
+    fx.add("docs", "guide/draft-1.md", f"ignored draft {NEEDLE_HIDDEN} {hidden}\n", visible=False, nested=True)
     fx.add("docs", "guide/.gitignore", "draft-*.md\n!draft-keep.md\n", visible=False)
     fx.add("docs", "api/reference.md", f"# API\n\n{body}\n" + "".join(f"row {i}\n" for i in range(40)))
     fx.add("docs", "B-upper.md", f"upper {NEEDLE_COMMON}\n{body}\n")

@@ -66,8 +66,29 @@ def encoded_component_ok(raw_segment: str) -> bool:
 
 
 def refused(response: dict[str, Any]) -> bool:
-    """True if the server turned the request away at the HTTP level with 401 or 403."""
-    return response.get("rc_http_status") in (401, 403)
+    """True if the server turned the request away: an HTTP 4xx, or a JSON-RPC error (seed 001
+    requires an authenticated session and names no status; 401 or 403 is SSH-AUTH-003's)."""
+    status = response.get("rc_http_status")
+    return (isinstance(status, int) and 400 <= status < 500) or ("error" in response and "result" not in response)
+
+
+def http_refusal(response) -> tuple[bool, str]:
+    """(refused, what was seen) for a raw httpx response to a request without a valid token:
+    refused is an HTTP 4xx, or a JSON-RPC error and no result in the answer."""
+    from contract_tests.harness.http import messages_of
+    if 400 <= response.status_code < 500:
+        return True, f"HTTP {response.status_code}"
+    answers = []
+    for text in messages_of(response):
+        try:
+            answers.append(json.loads(text))
+        except ValueError:
+            continue
+    errors = [m for m in answers if isinstance(m, dict) and "error" in m]
+    results = [m for m in answers if isinstance(m, dict) and "result" in m]
+    if errors and not results:
+        return True, f"HTTP {response.status_code} with a JSON-RPC error"
+    return False, f"HTTP {response.status_code}" + (" with a JSON-RPC result" if results else "")
 
 
 def open_session(servers, server, fixture, token: str | None = None, *, req: str,

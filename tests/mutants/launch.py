@@ -238,6 +238,22 @@ def cache_file_written():
     _patch_tool("get_section_source", cached)
 
 
+def _log_to_file():
+    """Operational log lines (tool, outcome, counts: no note data) also go to a file under
+    XDG_STATE_HOME, created on the first call."""
+    import logging
+    state = Path(os.environ.get("XDG_STATE_HOME", Path.home() / ".local" / "state")) / "rc-section-source"
+    state.mkdir(parents=True, exist_ok=True)
+    logging.getLogger("rc.reference").addHandler(logging.FileHandler(state / "server.log", delay=True))
+
+
+@mutant("SSL-DI-004", profile="section-source-local")
+def log_file_written():
+    """Writes its operational log to a file under XDG_STATE_HOME (no note data): the advisory
+    only, as seed 000 forbids records, not every file."""
+    _log_to_file()
+
+
 @mutant("SSL-DI-001", profile="section-source-local")
 def sidecar_in_vault():
     """Writes an index file into the vault."""
@@ -414,8 +430,11 @@ def variant_open_choices():
       into slashes;
     - failures are JSON-RPC errors whose data is {"error", "code": "RUNTIME_ERROR"};
     - no tool annotations, no adjacent tools, and an input schema without
-      additionalProperties false (extra arguments are still refused when called).
+      additionalProperties false (extra arguments are still refused when called);
+    - an operational log file under XDG_STATE_HOME, holding no note data (SSL-DI-004 is an
+      advisory).
     """
+    _log_to_file()
     from mcp.shared.exceptions import MCPError
 
     original_normalize = tools.normalize_request_path

@@ -177,6 +177,23 @@ def hosted_canister_path_used():
     tools.derive = derive
 
 
+@mutant("SSH-AUTH-001", profile="section-source-hosted")
+def hosted_anonymous_session():
+    """A request without a bearer token gets a viewer session in a default vault."""
+    original_token, original_session = auth.bearer_token, auth.session_from_token
+    anonymous = "rc-anonymous"
+
+    def bearer_token(request):
+        return original_token(request) or anonymous
+
+    def session_from_token(token, secret):
+        if token == anonymous:
+            return auth.SessionContext(user_id="anonymous", vault_id="default", canister_user_id=None,
+                                       role="viewer", token=token, expires_at=2**31)
+        return original_session(token, secret)
+    auth.bearer_token, auth.session_from_token = bearer_token, session_from_token
+
+
 @mutant("SSH-AUTH-002", profile="section-source-hosted")
 def hosted_signature_unchecked():
     """Accepts tokens without checking their signature."""
@@ -237,6 +254,22 @@ def hosted_provider_connection():
     tools.run = run
 
 
+@mutant("SSH-ERR-005", profile="section-source-hosted")
+def hosted_cap_error_names_heading():
+    """The error for a note over the input cap names the note's first heading."""
+    original = tools.derive
+
+    def derive(path, payload):
+        try:
+            return original(path, payload)
+        except tools.builder.InputTooLarge:
+            first = next((line.lstrip("#").strip() for line in payload["content"].splitlines()
+                          if line.startswith("#")), "")
+            raise upstream.ToolFailure("too_large", f"{upstream.MSG_TOO_LARGE} (from heading {first!r})",
+                                       "2xx") from None
+    tools.derive = derive
+
+
 @mutant("SSH-DI-003", profile="section-source-hosted")
 def hosted_cache_file():
     """Writes each output to a cache file under XDG_CACHE_HOME (a persisted derived record)."""
@@ -255,6 +288,80 @@ def hosted_cache_file():
     tools.derive = derive
 
 
+def _log_to_file():
+    """The bounded operational log lines also go to a file under XDG_STATE_HOME, created on
+    the first call."""
+    import logging
+    import os
+    from pathlib import Path
+    original = server.configure_logging
+
+    def configure_logging():
+        original()  # sets the log's handlers; the file's is added after
+        state = Path(os.environ.get("XDG_STATE_HOME", Path.home() / ".local" / "state")) / "rc-hosted"
+        state.mkdir(parents=True, exist_ok=True)
+        server.log.addHandler(logging.FileHandler(state / "server.log", delay=True))
+    server.configure_logging = configure_logging
+
+
+def _refuse_in_jsonrpc():
+    """A request without a valid token gets HTTP 200 with a JSON-RPC error (-32001) for its id,
+    instead of the reference's HTTP 401."""
+    import json
+    original = auth.BearerGate.__call__
+
+    async def call(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await original(self, scope, receive, send)
+        chunks, more = [], True
+        while more:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        body, replayed = b"".join(chunks), []
+
+        async def replay():
+            if not replayed:
+                replayed.append(True)
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+        refused = []
+
+        async def answer(message):
+            if message["type"] == "http.response.start" and message["status"] == 401:
+                refused.append(True)
+                return
+            if refused and message["type"] == "http.response.body":
+                try:
+                    request_id = json.loads(body).get("id")
+                except (ValueError, AttributeError):
+                    request_id = None
+                data = json.dumps({"jsonrpc": "2.0", "id": request_id,
+                                   "error": {"code": -32001, "message": "Unauthenticated"}}).encode("utf-8")
+                await send({"type": "http.response.start", "status": 200,
+                            "headers": [(b"content-type", b"application/json"),
+                                        (b"content-length", str(len(data)).encode("ascii"))]})
+                await send({"type": "http.response.body", "body": data})
+                return
+            await send(message)
+        await original(self, scope, replay, answer)
+    auth.BearerGate.__call__ = call
+
+
+@mutant("SSH-AUTH-003", profile="section-source-hosted")
+def hosted_refusal_in_jsonrpc():
+    """Refuses a missing or bad token with HTTP 200 and a JSON-RPC error, not 401 or 403: the
+    advisory only (seed 001 asks for an authenticated session, not a status)."""
+    _refuse_in_jsonrpc()
+
+
+@mutant("SSH-DI-004", profile="section-source-hosted")
+def hosted_log_file():
+    """Writes its bounded operational log to a file under XDG_STATE_HOME (no note data): the
+    advisory only, as seed 001 allows operational logs and forbids records."""
+    _log_to_file()
+
+
 # --- a correct variant: every choice the profile leaves open, taken the other way -----------
 
 @variant(profile="section-source-hosted", phases=("1L", "1K"))
@@ -267,8 +374,13 @@ def hosted_variant_open_choices():
     - upstream failures have other wording;
     - paths: Python's strip, `.` segments dropped, `C:name`, NUL and control characters refused;
     - `!*'()` percent-encoded too;
-    - stateless Streamable HTTP (no Mcp-Session-Id).
+    - stateless Streamable HTTP (no Mcp-Session-Id);
+    - a missing or bad token is refused with HTTP 200 and a JSON-RPC error (SSH-AUTH-003 is an
+      advisory);
+    - the operational log also goes to a file under XDG_STATE_HOME (SSH-DI-004 is an advisory).
     """
+    _refuse_in_jsonrpc()
+    _log_to_file()
     async def get_note_outline(call, arguments):
         path = tools.request_path(arguments)
         return outline_of(tools.derive(path, await upstream.read_note(call.session, call.settings, path)))

@@ -34,9 +34,13 @@ def _wrap_tool(name, transform):
 
 @mutant("RT-SRCH-001", profile="retrieval-tools")
 def rt_wrong_ordering():
-    """Sorts search hits by case-folded path."""
+    """Sorts search hits by path in "natural" order (a2 before a10): not lexicographic."""
+    import re
     original = walk.walk_files
-    walk.walk_files = lambda root: sorted(original(root), key=lambda item: item[0].lower())  # case-folded
+
+    def natural(item):
+        return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", item[0])]
+    walk.walk_files = lambda root: sorted(original(root), key=natural)
 
 
 @mutant("RT-SRCH-005", "RT-SRCH-001", profile="retrieval-tools")
@@ -46,6 +50,15 @@ def rt_nondeterministic_order():
         random.shuffle(result["matches"])
         return result, truncated
     _wrap_tool("search", shuffle)
+
+
+@mutant("RT-DET-001", profile="retrieval-tools")
+def rt_nondeterministic_listing():
+    """Shuffles list_dir entries on every call (search stays ordered)."""
+    def shuffle(roots, args, result, truncated):
+        random.shuffle(result["entries"])
+        return result, truncated
+    _wrap_tool("list_dir", shuffle)
 
 
 @mutant("RT-SRCH-003", profile="retrieval-tools")
@@ -181,6 +194,20 @@ def rt_index_written():
     _wrap_tool("search", index)
 
 
+@mutant("RT-RO-001", profile="retrieval-tools")
+def rt_log_file_written():
+    """Appends an operational log line (tool, repo: no contents) to a file under XDG_STATE_HOME:
+    seed 003 makes all filesystem access read-only, so this fails too."""
+    state = Path(os.environ.get("XDG_STATE_HOME", Path.home() / ".local" / "state")) / "rc-retrieval-tools"
+    state.mkdir(parents=True, exist_ok=True)
+
+    def logged(roots, args, result, truncated):
+        with open(state / "server.log", "a", encoding="utf-8") as log:
+            log.write(f"tool=search repo={args.get('repo')}\n")
+        return result, truncated
+    _wrap_tool("search", logged)
+
+
 @mutant("RT-CFG-004", profile="retrieval-tools")
 def rt_startup_lists_root():
     """Lists the roots' contents in the start-up error."""
@@ -293,7 +320,7 @@ def rt_hidden_dir_listed():
                                 "is_visible": staticmethod(is_visible)})()
 
 
-@mutant("RT-SRCH-009", "RT-SRCH-003", "RT-VIS-002", "RT-PATH-004", profile="retrieval-tools")
+@mutant("RT-SRCH-009", "RT-SRCH-003", "RT-VIS-005", "RT-PATH-004", profile="retrieval-tools")
 def rt_search_masking():
     """Four defects at once: search fails outright on a root holding a directory symlink; and,
     hidden behind it on other fixtures, meta.truncated is always false, nested .gitignore files
@@ -341,6 +368,30 @@ def rt_plain_text_validation_error():
                                                is_error=True)
         return original(outcome)
     server.to_result = to_result
+
+
+def _root_gitignore_only():
+    original_descend = walk.IgnoreRules.descend
+
+    def descend(self, dir_path, prefix, has_gitignore=True):
+        return original_descend(self, dir_path, prefix, has_gitignore) if not prefix else self
+    walk.IgnoreRules.descend = descend
+
+
+@variant(profile="retrieval-tools")
+def rt_variant_casefold_order_root_gitignore():
+    """Not a defect: search orders paths case-insensitively (a-lower.md before B-upper.md), also
+    a lexicographic order; and only the root's .gitignore is read (nested ones are the advisory
+    RT-VIS-005). The suite must pass it by default (tests/test_variants.py)."""
+    original = walk.walk_files
+    walk.walk_files = lambda root: sorted(original(root), key=lambda item: (item[0].casefold(), item[0]))
+    _root_gitignore_only()
+
+
+@mutant("RT-VIS-005", profile="retrieval-tools")
+def rt_nested_gitignore_ignored():
+    """Reads only the root's .gitignore: nested ones, and their negation, are not applied."""
+    _root_gitignore_only()
 
 
 @variant(profile="retrieval-tools")
