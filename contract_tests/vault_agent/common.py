@@ -8,6 +8,7 @@ import json
 import re
 import signal
 import subprocess
+import threading
 import time
 from functools import cache
 from pathlib import Path
@@ -288,6 +289,32 @@ def start_stdio(servers, suite, fixture, *, values: dict[str, str] | None = None
     srv = StdioServer(argv, env=environment, cwd=home)
     servers.started.append(srv)
     return srv
+
+
+def serve_refusals(servers, suite, fixture, cases: dict[str, tuple[dict[str, str], dict[str, str]]],
+                   timeout: float = 20) -> dict[str, str | None]:
+    """Start serve once per case ({name: (values, env)}) side by side on a free port each, and
+    say how each ended: None when it refused to start (exited non-zero within `timeout`
+    seconds), else what it did instead ("kept running", "exited 0")."""
+    procs: dict[str, subprocess.Popen] = {}
+
+    def one(name: str) -> None:
+        values, env = cases[name]
+        procs[name] = run_once(servers, suite, fixture, "serve", values={"port": str(free_port()), **values},
+                               env=env, timeout=timeout)
+    threads = [threading.Thread(target=one, args=(name,)) for name in cases]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout + 40)
+    outcomes: dict[str, str | None] = {}
+    for name in cases:
+        proc = procs.get(name)
+        if proc is None or getattr(proc, "rc_timed_out", False):
+            outcomes[name] = "kept running"
+        else:
+            outcomes[name] = None if proc.returncode not in (0, None) else f"exited {proc.returncode}"
+    return outcomes
 
 
 def run_once(servers, suite, fixture, role: str, *, values: dict[str, str] | None = None,

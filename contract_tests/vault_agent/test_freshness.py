@@ -1,6 +1,6 @@
 """vault-agent index freshness, produced by the suite: stale, pending or updating after an edit
 until the index (or a watcher) runs, pending and updating while a held writer runs (the optional hold command), and
-incompatible when the server's vault.exclude differs from the index's."""
+stale or incompatible when the server's vault.exclude differs from the index's."""
 
 from __future__ import annotations
 
@@ -165,20 +165,38 @@ def incompatible(suite, servers, contract_fixture):
 
 @pytest.mark.data_integrity
 @pytest.mark.req("VA-FRESH-003")
-def test_an_incompatible_index_makes_search_and_related_fail_actionably(incompatible, names, ids, profile):
+def test_a_changed_exclude_makes_search_and_related_fail_actionably_or_answer_stale(incompatible, server, names,
+                                                                                   ids, profile):
+    """indexing.md: a changed fingerprint leaves the index "stale or incompatible". An error must
+    be INDEX_INCOMPATIBLE; an answer must say stale and warn (one warning more than the same call
+    on the fresh index the session server serves), never fresh and never incompatible."""
     req = "VA-FRESH-003"
     calls = [("search", {"query": "tokalpha"}), ("related", {"type": "note", "id": ids.note("alpha", req)})]
+    declared = choice("exclude_change")
     with Findings() as findings:
         for tool, args in calls:
             args = names.args(tool, args)
             request = describe_call(tool, args)
             response = incompatible.call_tool(tool, args)
+            if called_ok(response):
+                state, warnings = _state(response)
+                _fresh_state, baseline = _state(server.call_tool(tool, args))
+                findings.check(state == "stale", req, f"{tool} after a vault.exclude change answers with freshness "
+                               f"{short(state)} (an answer must report stale; incompatible must fail)", case=tool,
+                               request=request)
+                findings.check(len(warnings) > len(baseline), req, f"{tool} answers a stale index without a "
+                               f"warning (warnings {short(warnings, 160)})", case=tool, request=request)
+                findings.check(declared != "incompatible", req, f"declared incompatible, but {tool} answered",
+                               case=tool, request=request)
+                continue
             error = rpc_error(response) or {}
             findings.check(error_code_of(response) == "INDEX_INCOMPATIBLE" and error.get("code") == -32002, req,
                            f"{tool} on an incompatible index: {short(response, 160)}", case=tool, request=request)
             message = error.get("message")
             findings.check(not error or (isinstance(message, str) and message.strip()), req,
                            "the error has no message", case=tool, request=request)
+            findings.check(declared != "stale", req, f"declared stale, but {tool} failed", case=tool,
+                           request=request)
 
 
 @pytest.mark.data_integrity

@@ -1,6 +1,7 @@
 """vault-agent serve with Streamable HTTP: /mcp off by default, its configuration by file,
-environment and flag, a path that collides with the API, POST and GET, access control on a
-loopback and a non-loopback bind, CORS, Host validation and twenty concurrent sessions."""
+environment and flag, a path that collides with the API or that configuration.md forbids, POST
+and GET, access control on a loopback and a non-loopback bind (GET /health too), CORS, Host
+validation and twenty concurrent sessions."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ from contract_tests.verdicts import Findings, describe_call
 from contract_tests.harness import canaries
 from contract_tests.vault_agent.common import (
     OLDEST_VERSION, answers_mcp, api_base, choice, initialize_http, mcp_payload, per_requirement, profiles_mark,
-    protocol_version, role_argv, run_once, scan_own, start_http, sweep_verdict,
+    protocol_version, role_argv, scan_own, serve_refusals, start_http, sweep_verdict,
 )
 
 pytestmark = profiles_mark
@@ -112,22 +113,31 @@ def _config_sweep(suite, servers, contract_fixture, findings) -> None:
 @pytest.mark.integration
 @pytest.mark.req("VA-HTTP-002")
 def test_an_mcp_endpoint_on_an_api_path_is_refused_at_start_up(suite, servers, contract_fixture):
-    procs = {}
-
-    def one(path: str) -> None:
-        procs[path] = run_once(servers, suite, contract_fixture, "serve", values={"port": str(free_port())},
-                               env={MCP_ENABLED: "true", MCP_ENDPOINT: path}, timeout=20)
-    threads = [threading.Thread(target=one, args=(p,)) for p in ("/search", "/status")]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
+    cases = {path: ({}, {MCP_ENABLED: "true", MCP_ENDPOINT: path}) for path in ("/search", "/status")}
     with Findings() as findings:
-        for path, proc in procs.items():
-            findings.check(not getattr(proc, "rc_timed_out", False) and proc.returncode not in (0, None),
-                           "VA-HTTP-002", f"with mcp.http.endpoint {path} serve "
-                           f"{'kept running' if getattr(proc, 'rc_timed_out', False) else f'exited {proc.returncode}'}; "
+        for path, outcome in serve_refusals(servers, suite, contract_fixture, cases).items():
+            findings.check(outcome is None, "VA-HTTP-002", f"with mcp.http.endpoint {path} serve {outcome}; "
                            "it must refuse to start", case=path)
+
+
+# Endpoint paths configuration.md forbids, each by a source the suite can carry it in (a null
+# byte cannot be in an environment variable or an argument: it goes in the TOML file).
+BAD_PATHS = [("no-leading-slash", "rc-mcp", None), ("dot-dot", "/rc/../mcp", None),
+             ("null-byte", None, '[mcp]\nenabled = true\n[mcp.http]\nendpoint = "/rc-mcp\\u0000x"\n')]
+
+
+@pytest.mark.integration
+@pytest.mark.req("VA-HTTP-013")
+def test_an_mcp_endpoint_without_a_leading_slash_or_with_dot_dot_or_a_null_byte_is_refused(
+        suite, servers, contract_fixture):
+    cases = {}
+    for name, path, toml in BAD_PATHS:
+        values = {"config": str(contract_fixture.write_config(f"endpoint-{name}.toml", toml))} if toml else {}
+        cases[name] = (values, {MCP_ENABLED: "true", **({MCP_ENDPOINT: path} if path else {})})
+    with Findings() as findings:
+        for name, outcome in serve_refusals(servers, suite, contract_fixture, cases).items():
+            findings.check(outcome is None, "VA-HTTP-013", f"with such an mcp.http.endpoint serve {outcome}; it must "
+                           "refuse to start", case=name)
 
 
 @pytest.mark.integration
@@ -241,7 +251,7 @@ def _logs(proc, fixture, exited: bool) -> list[str]:
     return text.splitlines()
 
 
-PUBLIC = ("VA-HTTP-005", "VA-SEC-001", "VA-HTTP-010", "VA-HTTP-011")
+PUBLIC = ("VA-HTTP-005", "VA-SEC-001", "VA-HTTP-010", "VA-HTTP-011", "VA-HTTP-012")
 
 
 @pytest.mark.security
@@ -275,6 +285,12 @@ def _public_sweep(suite, servers, contract_fixture, names, profile, findings) ->
                        f"{what}: the answer carries the API key", case=what)
         scan_own(srv, contract_fixture, profile, findings, f"POST {path}{'?<key>' if query else ''} initialize",
                  case=what)
+    for what, headers, want in (("no key", {}, 401), ("right key", {"Authorization": f"Bearer {key}"}, 200)):
+        health = httpx.get(base + "/health", headers=headers, timeout=30)
+        findings.check(health.status_code == want, "VA-HTTP-012", f"GET /health with {what} on 0.0.0.0: HTTP "
+                       f"{health.status_code} (expected {want})", case=what, request="GET /health")
+        findings.check(key not in health.text and key not in str(health.headers), "VA-SEC-001",
+                       f"GET /health with {what}: the answer carries the API key", case=what)
     granted = initialize_http(base, path, Authorization=f"Bearer {key}")
     if findings.check(answers_mcp(granted), "VA-HTTP-005", f"the right key: HTTP {granted.status_code}",
                       case="right key"):

@@ -13,7 +13,7 @@ import pytest
 
 from contract_tests.checks import called_ok, short
 from contract_tests.harness.http import messages_of
-from contract_tests.harness.vault_agent import NOTES
+from contract_tests.harness.vault_agent import NOTES, token
 from contract_tests.verdicts import Findings, describe_call
 from contract_tests.vault_agent.common import (
     INITIALIZE, OLDEST_VERSION, choice, error_code_of, mcp_payload, per_requirement, profiles_mark, rpc_error,
@@ -159,6 +159,30 @@ def test_search_finds_each_note_by_a_word_only_it_holds(ids):
     with Findings() as findings:
         for problem in ids.problems:
             findings.fail("VA-SRCH-001", problem)
+
+
+@pytest.mark.integration
+@pytest.mark.req("VA-SRCH-002")
+def test_search_without_a_limit_answers_at_most_ten_results(server, client, names):
+    """The large note's token is in each of its many chunks (Phase 1 splits a note over the
+    chunk size): with limit 50 the search shows how many results there are to give."""
+    req, query = "VA-SRCH-002", {"query": token("large"), "mode": "lexical"}
+    with Findings() as findings:
+        counts = {}
+        for label, args in (("limit 50", {**query, "limit": 50}), ("no limit", query)):
+            response, request = _call(server, names, "search", args)
+            results = mcp_payload(response).get("results") if called_ok(response) else None
+            if not isinstance(results, list):
+                if label == "limit 50":  # nothing to compare with: not this requirement's failure
+                    findings.block(req, f"search with limit 50 failed: {short(response, 160)}", request=request,
+                                   by="search failed")
+                else:
+                    findings.fail(req, f"search without a limit failed: {short(response, 160)}", request=request)
+                return
+            counts[label] = len(results)
+        findings.check(counts["no limit"] == min(10, counts["limit 50"]), req,
+                       f"without a limit search answered {counts['no limit']} results; with limit 50 it answered "
+                       f"{counts['limit 50']} (the default limit is 10)", request=request)
 
 
 def _call(server, names, tool, args):

@@ -1,5 +1,6 @@
 """vault-agent result fields the documents fix: no echo of the raw query, scores from 0 to 1,
-the Markdown content type of notes and chunks; and a stdio server that listens on no port."""
+the Markdown content type of notes and chunks, a note's whole text and a chunk's own text only;
+and a stdio server that listens on no port."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 
 from contract_tests.checks import called_ok, short
 from contract_tests.harness.system import inet_sockets, needs_proc, process_tree
+from contract_tests.harness.vault_agent import NOTES
 from contract_tests.verdicts import Findings, describe_call
 from contract_tests.vault_agent.common import mcp_payload, profiles_mark
 
@@ -94,3 +96,52 @@ def test_chunk_content_excludes_the_frontmatter(server, client, names, ids, cont
                 findings.check(isinstance(content, str) and front not in content.lower()
                                and not content.lstrip().startswith("---"), "VA-CHUNK-001",
                                f"chunk {index} carries the note's frontmatter", request=request)
+
+
+@pytest.mark.integration
+@pytest.mark.req("VA-OUT-006")
+def test_get_note_returns_the_whole_file_text_frontmatter_included(server, client, names, ids, contract_fixture):
+    """alpha opens with frontmatter; gamma has headings and none."""
+    with Findings() as findings:
+        for name in ("alpha", "gamma"):
+            text = (contract_fixture.vault / NOTES[name]).read_text(encoding="utf-8")
+            response, request = _call(server, names, "get_note", {"noteId": ids.note(name, "VA-OUT-006")})
+            if findings.check(called_ok(response), "VA-OUT-006", f"failed: {short(response, 160)}", request=request):
+                content = mcp_payload(response).get("content")
+                findings.check(content == text, "VA-OUT-006", f"the content of {NOTES[name]} is not the file's text "
+                               f"({len(content) if isinstance(content, str) else short(content)} characters, the file "
+                               f"{len(text)})", request=request)
+
+
+def _chunks(server, names, note: str, most: int = 10) -> list[str]:
+    """The contents of chunks 0, 1, ... of a note, up to the first call that does not answer."""
+    contents = []
+    for index in range(most):
+        response, _request = _call(server, names, "get_chunk", {"noteId": note, "chunkIndex": index})
+        content = mcp_payload(response).get("content") if called_ok(response) else None
+        if not isinstance(content, str):
+            break
+        contents.append(content)
+    return contents
+
+
+@pytest.mark.integration
+@pytest.mark.req("VA-OUT-007")
+def test_get_chunk_returns_only_its_own_chunk(server, client, names, ids):
+    """alpha has three heading sections and gamma two (indexing.md: notes are split into heading
+    sections), so each has two chunks or more; one chunk never holds the whole of its neighbour."""
+    with Findings() as findings:
+        pairs = 0
+        for name in ("alpha", "gamma"):
+            contents = _chunks(server, names, ids.note(name, "VA-OUT-007"))
+            for index, (this, following) in enumerate(zip(contents, contents[1:])):
+                pairs += 1
+                a, b = this.strip(), following.strip()
+                request = describe_call("get_chunk", names.args("get_chunk", {"noteId": ids.notes[name],
+                                                                              "chunkIndex": index}))
+                findings.check(not (b and b in a) and not (a and a in b), "VA-OUT-007",
+                               f"chunk {index} of {NOTES[name]} holds the whole of chunk {index + 1}, or the other "
+                               "way round: get_chunk answered more than the requested chunk", request=request)
+        if not pairs:
+            findings.block("VA-OUT-007", "neither alpha nor gamma answered two chunks (get_chunk 0 and 1)",
+                           by="fewer than two chunks")

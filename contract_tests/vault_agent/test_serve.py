@@ -3,15 +3,12 @@ at start-up, and a configured API key guards every endpoint on a loopback bind t
 
 from __future__ import annotations
 
-import threading
-
 import httpx
 import pytest
 
-from contract_tests.harness.http import free_port
 from contract_tests.verdicts import Findings
 from contract_tests.vault_agent.common import (
-    answers_mcp, api_base, initialize_http, profiles_mark, run_once, scan_own, start_http,
+    answers_mcp, api_base, initialize_http, profiles_mark, scan_own, serve_refusals, start_http,
 )
 
 pytestmark = profiles_mark
@@ -29,24 +26,12 @@ INVALID_CONFIG = [("unknown-key", "[server]\nrc_no_such_key = 1\n", {}),
 def test_an_invalid_configuration_stops_serve_at_start_up(suite, servers, contract_fixture):
     if suite.transport != "http":
         pytest.skip("a requirement of Streamable HTTP runs (VA-CFG-003)")
-    procs = {}
-
-    def one(name: str, toml: str | None, env: dict[str, str]) -> None:
-        values = {"port": str(free_port())}
-        if toml is not None:
-            values["config"] = str(contract_fixture.write_config(f"invalid-{name}.toml", toml))
-        procs[name] = run_once(servers, suite, contract_fixture, "serve", values=values, env=env, timeout=20)
-    threads = [threading.Thread(target=one, args=case) for case in INVALID_CONFIG]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(60)
+    cases = {name: ({"config": str(contract_fixture.write_config(f"invalid-{name}.toml", toml))} if toml else {},
+                    env) for name, toml, env in INVALID_CONFIG}
     with Findings() as findings:
-        for name, proc in procs.items():
-            ran = getattr(proc, "rc_timed_out", False)
-            findings.check(not ran and proc.returncode not in (0, None), "VA-CFG-003",
-                           f"serve {'kept running' if ran else f'exited {proc.returncode}'}; a configuration "
-                           "validation error must prevent start-up", case=name)
+        for name, outcome in serve_refusals(servers, suite, contract_fixture, cases).items():
+            findings.check(outcome is None, "VA-CFG-003", f"serve {outcome}; a configuration validation error must "
+                           "prevent start-up", case=name)
 
 
 @pytest.mark.security

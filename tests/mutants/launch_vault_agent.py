@@ -120,7 +120,7 @@ def va_freshness_warning_dropped():
     core.Core.freshness_warnings = staticmethod(lambda state: [] if state.freshness == "stale" else original(state))
 
 
-@mutant("VA-STDIO-003", profile=PROFILE)
+@mutant("VA-STDIO-010", profile=PROFILE)
 def va_stdin_close_kills():
     """At the end of stdin the process exits at once, dropping every call in flight."""
     original = mcp_server.stdio_server
@@ -138,6 +138,89 @@ def va_stdin_close_kills():
                     os._exit(0)
             yield Reader(), write
     mcp_server.stdio_server = stdio_server
+
+
+@mutant("VA-STDIO-003", profile=PROFILE)
+def va_stdin_close_exit_status_1():
+    """After stdin closes and every call is answered, vault-agent mcp exits with status 1."""
+    original = cli.run_mcp
+
+    def run_mcp(settings):
+        original(settings)
+        return 1
+    cli.run_mcp = run_mcp
+
+
+@mutant("VA-FRESH-003", profile=PROFILE)
+def va_incompatible_index_searched():
+    """search and related answer from an incompatible index (freshness incompatible) instead of failing."""
+    original = core.Core._queryable
+
+    def _queryable(self, state):
+        if state.freshness != "incompatible":
+            original(self, state)
+    core.Core._queryable = _queryable
+
+
+@mutant("VA-OUT-006", profile=PROFILE)
+def va_note_without_frontmatter():
+    """get_note answers the note's text with its frontmatter block cut off."""
+    def edit(_core, reply):
+        text = reply.data["content"]
+        if text.startswith("---\n") and "\n---\n" in text[4:]:
+            return replace(reply, data={**reply.data, "content": text[text.index("\n---\n", 4) + 5:]})
+        return reply
+    _edit_reply("get_note", edit)
+
+
+@mutant("VA-OUT-007", profile=PROFILE)
+def va_chunk_runs_to_the_note_end():
+    """get_chunk answers its chunk followed by every later chunk of the note."""
+    original = core.Core.get_chunk
+
+    def get_chunk(self, args):
+        reply = original(self, args)
+        parts, index = [reply.data["content"]], reply.data.get("chunkIndex")
+        while isinstance(index, int):
+            try:
+                parts.append(original(self, {**args, "chunkIndex": index + len(parts)}).data["content"])
+            except errors.VaultError:
+                break
+        return replace(reply, data={**reply.data, "content": "\n\n".join(parts)})
+    core.Core.get_chunk = get_chunk
+
+
+@mutant("VA-SRCH-002", profile=PROFILE)
+def va_default_limit_20():
+    """search and related without a limit answer up to 20 results."""
+    validate.DEFAULT_LIMIT = 20
+
+
+@mutant("VA-HTTP-012", profile=PROFILE, transport="http")
+def va_public_health_open():
+    """On a non-loopback bind GET /health is served without the API key."""
+    original = http_app.Gate._auth
+
+    def _auth(self, app):
+        guarded = original(self, app)
+
+        async def gate(scope, receive, send):
+            if scope["type"] == "http" and scope["path"] == "/health" and not self.settings.loopback:
+                return await app(scope, receive, send)
+            return await guarded(scope, receive, send)
+        return gate
+    http_app.Gate._auth = _auth
+
+
+@mutant("VA-HTTP-013", profile=PROFILE, transport="http")
+def va_endpoint_path_unchecked():
+    """mcp.http.endpoint is checked only for collisions with API paths: a path without a leading
+    /, with .. or with a null byte is taken as given."""
+    original = config.endpoint_path_problem
+
+    def endpoint_path_problem(path):
+        return original("/" + path.lstrip("/").replace("..", "").replace("\x00", ""))
+    config.endpoint_path_problem = endpoint_path_problem
 
 
 @mutant("VA-STDIO-004", "MCP-STDIO-002", profile=PROFILE)
@@ -603,6 +686,61 @@ def va_variant_pinned_version_http():
     """Not a defect, over Streamable HTTP: only protocol 2025-03-26, and the sides of
     va_variant_pinned_version, with the vault root in serve's startup line."""
     _pinned()
+
+
+# -- a variant that reads ahead and drops what it had not started, and calls an exclude change stale --
+def _read_ahead():
+    """Not a defect: stdin is read ahead into a queue and tool calls start one at a time; when
+    stdin closes, the queued calls not yet started are dropped ("does not start new invocations
+    after stdin is closed"), the ones started complete, and the process exits 0."""
+    import anyio
+
+    original = mcp_server.stdio_server
+
+    def is_call(item):
+        message = getattr(getattr(item, "message", None), "root", getattr(item, "message", None))
+        return getattr(message, "method", None) == "tools/call"
+
+    @asynccontextmanager
+    async def stdio_server():
+        async with original() as (read, write):
+            send, receive = anyio.create_memory_object_stream(1000)
+            closed = anyio.Event()
+
+            async def pump():
+                async with send:
+                    async for item in read:
+                        await send.send(item)
+                    closed.set()
+
+            class Reader:
+                def __aiter__(self):
+                    return self._items()
+
+                async def _items(self):
+                    async for item in receive:
+                        if closed.is_set() and is_call(item):
+                            continue  # read, never started
+                        yield item
+                        if is_call(item):
+                            await anyio.sleep(0.01)  # one call started at a time
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(pump)
+                yield Reader(), write
+                tg.cancel_scope.cancel()
+    mcp_server.stdio_server = stdio_server
+
+
+@variant(profile=PROFILE)
+def va_variant_read_ahead_stale_excludes():
+    """Not a defect, over stdio: calls read but not started when stdin closes go unanswered, and
+    an index built under another vault.exclude is stale (answered with a warning), not incompatible."""
+    _read_ahead()
+    # The exclude change is not a reason for incompatibility: the notes the new rules leave out
+    # are then index records with no file to match, so the state reads stale, with its warning.
+    original = core.incompatibilities
+    core.incompatibilities = lambda manifest, wanted, **kw: [r for r in original(manifest, wanted, **kw)
+                                                              if r != "INDEX_EXCLUDES_CHANGED"]
 
 
 if __name__ == "__main__":
