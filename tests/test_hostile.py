@@ -5,6 +5,7 @@ hostile server's processes are not the suite's, and are left out of the sum)."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
@@ -57,10 +58,12 @@ def _rss_kib(pid: int) -> int:
 
 
 def _is_server(pid: int) -> bool:
+    """The hostile server itself (`python .../server.py MODE ...`), not the suite naming it."""
     try:
-        return str(SERVER) in Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode("utf-8", "replace")
+        argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return False
+    return len(argv) > 1 and argv[1].decode("utf-8", "replace") == str(SERVER)
 
 
 def _suite_rss_kib(root: int) -> int:
@@ -95,8 +98,19 @@ def run_measured(tmp_path: Path, args: list[str]) -> tuple[int, str, float, int]
     return proc.returncode, log.read_text(errors="replace"), time.monotonic() - started, peak
 
 
+@pytest.fixture
+def one_at_a_time(tmp_path_factory):
+    """Hostile runs take turns (xdist workers share the lock): each is timed on the machine's two
+    cores, not against another hostile run."""
+    lock = tmp_path_factory.getbasetemp().parent / "rc-hostile.lock"
+    with lock.open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        yield
+        fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 @pytest.mark.parametrize("mode", sorted(MODES))
-def test_a_hostile_server_gets_a_bounded_run_and_a_report(tmp_path, mode):
+def test_a_hostile_server_gets_a_bounded_run_and_a_report(tmp_path, mode, one_at_a_time):
     command = f"{{python}} {SERVER} {mode} --profile retrieval-tools"
     code, output, wall, peak = run_measured(tmp_path, ["--profile", "retrieval-tools", "--server-cmd", command,
                                                        "-n", "2"])

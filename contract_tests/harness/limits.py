@@ -25,11 +25,14 @@ class Limits:
     evidence_bytes: int = 64 * 1024      # what is kept of a message over the limit
     max_lines: int = 100_000             # lines kept per channel of one connection; later ones are counted
     max_kept_bytes: int = 64 * MIB       # characters kept per channel of one connection (responses aside)
+    max_kept_log_bytes: int = 8 * MIB    # characters of logs (stderr) kept per connection
+    max_kept_total: int = 256 * MIB      # characters kept over every connection of the process (responses aside)
     log_line_chars: int = 64 * 1024      # one log line (stderr) kept; the rest is counted and searched
     max_unsolicited: int = 1_000         # notifications and requests the server sent, kept per connection
     unanswered_limit: int = 3            # requests in a row without an answer that end the run
-    unanswered_seconds: float = 60.0     # or this long waited in a row without an answer
-    slow_limit: int = 5                  # answers in a row slower than a quarter of request_timeout
+    unanswered_seconds: float = 45.0     # or this long waited in a row without an answer
+    slow_limit: int = 4                  # answers in a row slower than slow_seconds
+    slow_seconds: float = 5.0            # (or a quarter of request_timeout, if that is longer)
     run_budget: float | None = None      # seconds the whole run may take (None: no budget)
 
 
@@ -50,12 +53,14 @@ class Health:
         self._lock = threading.Lock()
         self.silent: dict[str, tuple[int, float]] = {}  # method -> (unanswered in a row, seconds waited)
         self.slow = 0                                    # slow answers in a row (counted methods)
+        self.stalls = 0                                  # connections that stopped answering
         self.stopped: str | None = None
         self.started = time.monotonic()
 
     def reset(self) -> None:
         with self._lock:
             self.silent, self.slow, self.stopped, self.started = {}, 0, None, time.monotonic()
+            self.stalls = 0
 
     def answered(self, method: str, seconds: float = 0.0) -> None:
         """An answer. As many slow ones in a row as LIMITS.slow_limit (each over a quarter of the
@@ -65,11 +70,12 @@ class Health:
             self.silent.pop(method, None)
             if method not in COUNTED:
                 return
-            slow = seconds >= LIMITS.request_timeout / 4
+            threshold = max(LIMITS.slow_seconds, LIMITS.request_timeout / 4)
+            slow = seconds >= threshold
             self.slow = self.slow + 1 if slow else 0
             if self.stopped is None and self.slow >= LIMITS.slow_limit:
                 self.stopped = (f"the server answers too slowly to finish the run: {self.slow} requests in a row "
-                                f"each took {LIMITS.request_timeout / 4:g} s or more (the last, {method}, "
+                                f"each took {threshold:g} s or more (the last, {method}, "
                                 f"{seconds:.1f} s)")
 
     def not_answered(self, method: str, waited: float) -> None:
@@ -82,6 +88,15 @@ class Health:
             if self.stopped is None and (count >= LIMITS.unanswered_limit or total >= LIMITS.unanswered_seconds):
                 self.stopped = (f"the server stopped answering: {count} {method} request{'s' if count > 1 else ''} "
                                 f"in a row got no answer ({total:g} s waited)")
+
+    def stalled(self, what: str) -> None:
+        """A connection stopped answering (its later requests are not sent); as many stalled
+        connections as LIMITS.unanswered_limit end the run, whatever other servers answer."""
+        with self._lock:
+            self.stalls += 1
+            if self.stopped is None and self.stalls >= LIMITS.unanswered_limit:
+                self.stopped = (f"the server stops answering: {self.stalls} of the servers the run started stopped "
+                                f"answering mid-run (the last: {what})")
 
     def oversized(self, method: str, size: int) -> None:
         """An answer over the size limit is no usable answer either: as many in a row end the run."""
@@ -124,6 +139,7 @@ def configure(request_timeout: float | None = None, max_message_bytes: int | Non
               run_budget: float | None = None) -> None:
     if request_timeout is not None:
         LIMITS.request_timeout = float(request_timeout)
+        LIMITS.unanswered_seconds = max(45.0, 2.25 * LIMITS.request_timeout)  # a longer wait asked for, allowed
     if max_message_bytes is not None:
         LIMITS.max_message_bytes = int(max_message_bytes)
     LIMITS.run_budget = float(run_budget) if run_budget else None

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from .limits import HEALTH, LIMITS
+from .limits import COUNTED, HEALTH, LIMITS
 from .reader import Oversize, read_lines
 from .transcript import Transcript
 
@@ -80,6 +80,7 @@ class Connection:
         self.unsolicited_count = 0
         self.oversize: list[Oversize] = []
         self._answered: set[Any] = set()  # request ids whose (first) response the transcript kept
+        self.stalled: str | None = None   # why this connection is taken to have stopped answering
         self._ids = itertools.count(1)
         self._pending: dict[str, queue.Queue] = {}
         self._lock = threading.Lock()
@@ -202,6 +203,8 @@ class Connection:
         stopped = HEALTH.check()
         if stopped:
             raise ServerStopped(stopped)
+        if self.stalled:
+            raise ServerStopped(f"this server stopped answering earlier ({self.stalled}); nothing more is sent to it")
         timeout = HEALTH.deadline(method, LIMITS.request_timeout if timeout is None else timeout)
         msg_id = f"rc-{next(self._ids)}"
         sent_at = time.monotonic()
@@ -220,6 +223,9 @@ class Connection:
                 response = waiter.get(timeout=timeout)
             except queue.Empty as exc:
                 HEALTH.not_answered(method, timeout)
+                if method in COUNTED:
+                    self.stalled = f"no answer to {method} within {timeout:g} s"
+                    HEALTH.stalled(self.stalled)
                 raise NoResponse(f"no response to {method} within {timeout:g} s") from exc
         finally:
             with self._lock:

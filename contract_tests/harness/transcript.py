@@ -12,6 +12,25 @@ from typing import Any
 from .limits import LIMITS
 
 
+class _Budget:
+    """Characters kept by every transcript of the process (LIMITS.max_kept_total), so that many
+    servers flooding at once stay bounded too."""
+
+    def __init__(self) -> None:
+        self.used = 0
+        self._lock = threading.Lock()
+
+    def take(self, n: int) -> bool:
+        with self._lock:
+            if self.used + n > LIMITS.max_kept_total:
+                return False
+            self.used += n
+            return True
+
+
+_KEPT = _Budget()
+
+
 @dataclass
 class Transcript:
     """What one connection carried. A flood is capped, never kept whole: past LIMITS.max_lines
@@ -35,10 +54,11 @@ class Transcript:
         return list(self._tokens)
 
     def add(self, channel: str, line: str, *, force: bool = False) -> None:
+        cap = LIMITS.max_kept_log_bytes if channel == "stderr" else LIMITS.max_kept_bytes
         with self._lock:
             kept = getattr(self, channel)
-            if force or channel == "sent" or (len(kept) < LIMITS.max_lines
-                                              and self._kept[channel] < LIMITS.max_kept_bytes):
+            if force or channel == "sent" or (len(kept) < LIMITS.max_lines and self._kept[channel] < cap
+                                              and _KEPT.take(len(line))):
                 kept.append(line)
                 self._kept[channel] += len(line)
                 return
