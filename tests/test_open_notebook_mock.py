@@ -11,11 +11,13 @@ from contract_tests import contracts
 from tests.conftest import mutant_command
 
 # Requirements a server can meet without entering one of the suite's collections: the tool
-# surface, describe_world and list_constraints, an unknown collection's error. The shared
-# sweep's concerns (ISO, OUT, LOG, NET, RO) are blocked when its enter_collection fails.
+# surface, describe_world and list_constraints, list_collections repeating itself, an unknown
+# collection's error. The shared sweep's concerns (ISO, OUT, LOG, NET, RO) are blocked when its
+# enter_collection fails.
 CONTEXT_FREE = {"ON-TOOL-001", "ON-TOOL-002", "ON-TOOL-003", "ON-TOOL-004", "ON-TOOL-005", "ON-TOOL-006",
                 "ON-OBS-001", "ON-OBS-002", "ON-WORLD-001",
-                "ON-WORLD-002", "ON-WORLD-004", "ON-COLL-001", "ON-COLL-004", "ON-DOM-001", "ON-RO-001"}
+                "ON-WORLD-002", "ON-WORLD-004", "ON-WORLD-005", "ON-COLL-001", "ON-COLL-004", "ON-COLL-008",
+                "ON-DOM-001", "ON-RO-001"}
 UNCHECKED = ("blocked", "not-run")
 
 

@@ -25,7 +25,7 @@ def test_the_literals_the_checks_compare_with_are_the_seeds_words():
     seed = _norm((seeds / SEED).read_text(encoding="utf-8"))
     literals = [common.PASSAGE_DISCLAIMER, common.ARTIFACT_DISCLAIMER, *common.NOTES.values(),
                 *common.MUTATION_PROHIBITIONS, *common.REFUSAL_CONDITIONS, *common.STEP_ORDER,
-                *common.COLLECTION_SCOPED]
+                *common.COLLECTION_SCOPED, *(item for items in common.INTERPRETATION_RULE.values() for item in items)]
     missing = [text for text in literals if _norm(f'"{text}"') not in seed]
     assert not missing, missing
 

@@ -47,7 +47,22 @@ REFUSAL_CONDITIONS = (
     "requests for mutation", "requests for reasoning", "requests for decision-making",
     "requests for external tool invocation", "requests for memory persistence",
     "ambiguous requests (when scope reduction insufficient)")
+INTERPRETATION_RULE = {  # list_constraints' interpretation_rule (ON-WORLD-005)
+    "when_ambiguous": ("reduce scope", "return less data", "prefer references over content",
+                       "prefer artifacts over synthesis"),
+    "when_in_doubt": ("do not answer", "explain why")}
 AVAILABLE_OPERATIONS = COLLECTION_SCOPED
+
+
+def padded(query: str) -> str:
+    """A query sent with white space around it, which a server may trim in its echo."""
+    return f" {query}\n"
+
+
+def echoes(echoed: Any, sent: str) -> bool:
+    """An echoed query is the query sent, surrounding white space possibly trimmed (the seed's
+    `query: string` says no more; ON-SRCH-009, ON-STRM-006 and ON-STRM-014 read it alike)."""
+    return isinstance(echoed, str) and echoed.strip() == sent.strip()
 
 
 def choice(name: str) -> Any:
@@ -149,7 +164,7 @@ class Session:
         args = {"query": passage.exact_text, "k": 50}
         response, request = self.raw("semantic_search", args)
         if not called_ok(response):
-            raise blocked(req, f"semantic_search failed: {short(response, 200)}", by="ON-SRCH-008", request=request)
+            raise blocked(req, f"semantic_search failed: {short(response, 200)}", by="ON-SRCH-011", request=request)
         results = (tool_output(response, req) or {}).get("results") or []
         best: tuple[int, Found] | None = None
         for result in results:
@@ -169,7 +184,7 @@ class Session:
                 best = (rank, Found(result["reference_id"], pointer, body))
         if best is None:
             raise blocked(req, f"semantic_search for the fixture's {passage.kind} passage found no result on its "
-                               "notebook and page whose text matches (see ON-SRCH-008)", by="ON-SRCH-008", request=request)
+                               "notebook and page whose text matches (see ON-SRCH-011)", by="ON-SRCH-011", request=request)
         self.found[key] = best[1]
         return best[1]
 
@@ -179,7 +194,7 @@ class Session:
         args = {"query": query, "k": k}
         response, request = self.raw("semantic_search", args)
         if not called_ok(response):
-            raise blocked(req, f"semantic_search failed: {short(response, 200)}", by="ON-SRCH-008", request=request)
+            raise blocked(req, f"semantic_search failed: {short(response, 200)}", by="ON-SRCH-011", request=request)
         body = tool_output(response, req)
         body = body if isinstance(body, dict) else {}
         out = []
@@ -192,12 +207,12 @@ class Session:
         return out
 
     def fetched_all(self, queries: list[str], req: str, k: int = 5) -> list[tuple[dict[str, Any], dict[str, Any], str]]:
-        """fetched() of every query; blocked (by ON-SRCH-008) when no search result could be fetched:
+        """fetched() of every query; blocked (by ON-SRCH-011) when no search result could be fetched:
         a check of fetched passages that saw none has checked nothing."""
         out = [f for query in queries for f in self.fetched(query, req, k=k)]
         if not out:
-            raise blocked(req, "no search result of the fixture's passages could be fetched (see ON-SRCH-008)",
-                          by="ON-SRCH-008")
+            raise blocked(req, "no search result of the fixture's passages could be fetched (see ON-SRCH-011)",
+                          by="ON-SRCH-011")
         return out
 
     def artifact_ids(self, req: str) -> dict[str, list[str]]:
@@ -276,4 +291,4 @@ def hits(body: Any, needles: dict[str, str], echoed: tuple[str, ...] = ()) -> li
 
 
 __all__ = ["AVAILABLE_OPERATIONS", "COLLECTION_SCOPED", "Found", "Session", "as_failure", "choice", "content_tokens",
-           "error_type", "hits", "profiles_mark", "result_meta", "PROFILE", "ROLES", "STEP_ORDER"]
+           "echoes", "error_type", "hits", "padded", "profiles_mark", "result_meta", "PROFILE", "ROLES", "STEP_ORDER"]

@@ -40,7 +40,7 @@ def _domain_failures(main, notebooks, req: str) -> list[tuple[str, dict, str]]:
     try:
         foreign = [main.find("other", notebooks.collection("other").passage("probe"), req).source_id]
     except RequirementFailure:
-        foreign = []  # no source of the other collection to send (ON-SRCH-008 reports why)
+        foreign = []  # no source of the other collection to send (ON-SRCH-011 reports why)
     main.enter("active", req)
     calls = [("enter_collection", {"collection_id": "rc-no-such-collection"}),
              ("fetch_passage", {"source_id": "rc-no-such-source"}),
@@ -194,7 +194,7 @@ def test_explain_provenance_reveals_nothing_without_a_collection(main, new_sessi
     source, artifact = _existing_ids(main, notebooks, "ON-DOM-002", need=True)
     fresh = new_session()
     with Findings() as findings:
-        for kind, ident, by in (("source", source, "ON-SRCH-008"), ("artifact", artifact, "ON-COLL-007")):
+        for kind, ident, by in (("source", source, "ON-SRCH-011"), ("artifact", artifact, "ON-COLL-007")):
             if ident is None:
                 findings.block("ON-DOM-002", f"no {kind} id of the collection was found to send (see {by})", by=by,
                                case=kind)

@@ -1,5 +1,6 @@
 """Unit tier: what the seed fixes word for word in errors and echoes: no_collection_context's
-message and recovery, and the collection and query a search result names."""
+message and recovery, the collection and query a search result names, and the id and type
+explain_provenance names."""
 
 from __future__ import annotations
 
@@ -7,8 +8,8 @@ import pytest
 
 from contract_tests.checks import short, structured_error
 from contract_tests.harness.notebooks import ROLES
-from contract_tests.open_notebook.common import COLLECTION_SCOPED, profiles_mark
-from contract_tests.verdicts import Findings, describe_call, one_case
+from contract_tests.open_notebook.common import COLLECTION_SCOPED, echoes, padded, profiles_mark
+from contract_tests.verdicts import Findings, RequirementFailure, describe_call, one_case
 
 pytestmark = [profiles_mark, pytest.mark.unit]
 # The seed's literals (list_artifact_sets' Error Response and SessionContext.requireCollection).
@@ -42,11 +43,32 @@ def test_a_search_names_the_active_collection_and_its_query(main, notebooks):
     with Findings() as findings:
         for role in ("other", "active"):
             main.enter(role, "ON-SRCH-009")
-            query = notebooks.collection(role).passage("probe").exact_text
+            query = padded(notebooks.collection(role).passage("probe").exact_text)
             body = main.ok("semantic_search", {"query": query}, "ON-SRCH-009")
             request = describe_call("semantic_search", {"query": query})
             findings.check(body.get("collection_id") == ROLES[role], "ON-SRCH-009", f"collection_id is "
                            f"{short(body.get('collection_id'))} in {ROLES[role]}", case=role, request=request)
-            echoed = body.get("query")  # surrounding white space a server may trim
-            findings.check(isinstance(echoed, str) and echoed.strip() == query.strip(), "ON-SRCH-009",
-                           "query is not the query sent", case=role, request=request)
+            findings.check(echoes(body.get("query"), query), "ON-SRCH-009",
+                           f"query {short(body.get('query'))} is not the query sent", case=role, request=request)
+
+
+@pytest.mark.req("ON-PROV-005")
+def test_explain_provenance_names_the_id_and_type_sent(main, notebooks):
+    """A source found by search and an artifact listed by list_artifact_sets (each blocked when
+    the suite cannot get one: ON-SRCH-011, ON-COLL-007)."""
+    main.enter("active", "ON-PROV-005")
+    with Findings() as findings:
+        for id_type in ("source", "artifact"):
+            try:
+                ident = main.find("active", notebooks.collection("active").passage("probe"), "ON-PROV-005").source_id \
+                    if id_type == "source" else next(iter(main.artifact_map("active", "ON-PROV-005")))
+            except RequirementFailure as failure:
+                why = failure.findings[0]
+                findings.block("ON-PROV-005", why.message, by=why.by, case=id_type, request=why.request)
+                continue
+            args = {"id": ident, "id_type": id_type}
+            body = main.ok("explain_provenance", args, "ON-PROV-005")
+            request = describe_call("explain_provenance", args)
+            for key in ("id", "id_type"):
+                findings.check(body.get(key) == args[key], "ON-PROV-005", f"{key} is {short(body.get(key))}, not "
+                               f"{short(args[key])}", case=f"{id_type}.{key}", request=request)

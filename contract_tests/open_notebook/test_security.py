@@ -68,7 +68,7 @@ def test_search_returns_no_full_text(main, notebooks, profile):
     with Findings() as findings:
         if not any(len(t) > limit for _q, _b, fetched in searched for _r, t in fetched):
             findings.block("ON-SRCH-005", f"no fetched passage is longer than {limit} characters: no full text to "
-                           "look for (see ON-SRCH-008)", by="ON-SRCH-008")
+                           "look for (see ON-SRCH-011)", by="ON-SRCH-011")
         for query, body, fetched in searched:
             long_texts = {f"passage of {len(t)} characters": t for _r, t in fetched if len(t) > limit}
             found = hits(body, long_texts, echoed=(query,))
@@ -85,7 +85,7 @@ def test_no_snippet_is_a_whole_passage(main, notebooks, profile):
         if not any(t and len(t) <= limit and isinstance(r.get("preview_snippet"), str)
                    for _q, _b, fetched in searched for r, t in fetched):
             findings.block("ON-SRCH-006", f"no fetched passage of at most {limit} characters with a snippet",
-                           by="ON-SRCH-008")
+                           by="ON-SRCH-011")
         for query, _body, fetched in searched:
             for result, text in fetched:
                 snippet = result.get("preview_snippet")
@@ -185,8 +185,10 @@ def test_a_new_connection_starts_with_no_collection(new_session, servers, suite,
                            case=case, request=request)
 
 
+# One tool named for each of the seed's non-affordances (OPEN_NOTEBOOK_MCP_AFFORDANCES.md).
 WRITE_TOOLS = ("write_notebook", "edit_notebook", "delete_notebook", "update_embeddings", "modify_vectors",
-               "save_memory", "trigger_workflow", "schedule_task", "call_external_tool", "register_tool")
+               "generate_knowledge", "apply_reasoning_outcome", "save_memory", "trigger_workflow", "schedule_task",
+               "call_external_tool", "register_tool")
 # (tool, arguments, a mutation attempt in the seed's sense, not a request for reasoning): only
 # arguments that unmistakably ask for a write or for reasoning or a decision (list_constraints'
 # refusal conditions), never a merely unknown argument a server may ignore.

@@ -12,7 +12,8 @@ import pytest
 
 from contract_tests.checks import called_ok, first_difference, short, structured_error
 from contract_tests.harness.notebooks import ROLES
-from contract_tests.open_notebook.common import STEP_ORDER, content_tokens, error_type, hits, profiles_mark
+from contract_tests.open_notebook.common import (STEP_ORDER, content_tokens, echoes, error_type, hits, padded,
+                                                profiles_mark)
 from contract_tests.open_notebook.conftest import pull
 from contract_tests.verdicts import Findings, describe_call, esc, one_case
 
@@ -38,13 +39,24 @@ def test_chunks_follow_the_seeds_step_order_then_complete(main, notebooks):
         findings.check(all(t in STEP_ORDER for t in types), "ON-STRM-004", f"chunk types outside the steps: {types}")
         ranks = [STEP_ORDER.index(t) for t in types if t in STEP_ORDER]
         findings.check(ranks == sorted(ranks), "ON-STRM-004", f"the chunks go back in the step order: {types}")
-        indexes = [c.get("chunk_index") for c in chunks]
-        rising = not indexes or (isinstance(indexes[0], int)
-                                 and indexes == list(range(indexes[0], indexes[0] + len(indexes))))
-        findings.check(rising, "ON-STRM-004", f"chunk_index does not rise by one: {indexes}")
         findings.check(responses and responses[-1].get("chunk_type") == "stream_complete", "ON-STRM-004",
                        f"the stream did not end with the completion response (last: "
                        f"{short(responses[-1] if responses else None, 200)})")
+
+
+@pytest.mark.integration
+@pytest.mark.req("ON-STRM-013")
+def test_chunk_index_rises_by_one(main, notebooks):
+    """The profile's reading: the seed says only `chunk_index: number`."""
+    _query, _begun, responses = _stream(main, notebooks, "ON-STRM-013")
+    indexes = [c.get("chunk_index") for c in responses
+               if isinstance(c, dict) and c.get("chunk_type") != "stream_complete"]
+    with Findings() as findings:
+        if not indexes:
+            findings.block("ON-STRM-013", "the stream gave no chunk to check (see ON-STRM-004)", by="ON-STRM-004")
+        rising = isinstance(indexes[0], int) and not isinstance(indexes[0], bool) and \
+            indexes == list(range(indexes[0], indexes[0] + len(indexes))) if indexes else True
+        findings.check(rising, "ON-STRM-013", f"chunk_index does not rise by one: {short(indexes, 200)}")
 
 
 @pytest.mark.integration
@@ -80,7 +92,8 @@ def test_every_chunk_explains_what_changed_why_and_its_progress(main, notebooks)
 @pytest.mark.integration
 @pytest.mark.req("ON-STRM-006")
 def test_the_completion_response_closes_the_stream(main, notebooks):
-    query, _begun, responses = _stream(main, notebooks, "ON-STRM-006")
+    query = padded(notebooks.collection("active").passage("probe").exact_text)
+    _query, _begun, responses = _stream(main, notebooks, "ON-STRM-006", query)
     last = responses[-1] if responses else {}
     with Findings() as findings:
         if not findings.check(last.get("chunk_type") == "stream_complete", "ON-STRM-006",
@@ -90,7 +103,8 @@ def test_the_completion_response_closes_the_stream(main, notebooks):
         for key in ("total_chunks", "total_references"):
             findings.check(isinstance(summary.get(key), (int, float)), "ON-STRM-006", f"summary.{key} is "
                            f"{short(summary.get(key))}")
-        findings.check(summary.get("query") == query, "ON-STRM-006", "summary.query is not the stream's query")
+        findings.check(echoes(summary.get("query"), query), "ON-STRM-006",
+                       f"summary.query {short(summary.get('query'))} is not the stream's query")
         findings.check(continuation.get("has_more") is False, "ON-STRM-006", "continuation.has_more is not false")
         findings.check(continuation.get("stream_closed") is True, "ON-STRM-006", "continuation.stream_closed is not true")
 
@@ -220,6 +234,18 @@ def test_stream_tokens_cannot_be_guessed(main, notebooks, profile):
             differing = max(sum(x != y for x, y in zip(a, b)), sum(x != y for x, y in zip(a[::-1], b[::-1])))
             findings.check(differing >= MIN_DIFFERING, "ON-STRM-002",
                            f"two consecutive tokens differ in {differing} characters: {esc(a)} {esc(b)}")
+
+
+@pytest.mark.unit
+@pytest.mark.req("ON-STRM-014")
+def test_begin_result_stream_names_the_query_sent(main, notebooks):
+    main.enter("active", "ON-STRM-014")
+    args = {"query": padded(notebooks.collection("active").passage("probe").exact_text)}
+    body = main.ok("begin_result_stream", args, "ON-STRM-014")
+    with Findings() as findings:
+        findings.check(echoes(body.get("query"), args["query"]), "ON-STRM-014",
+                       f"query {short(body.get('query'))} is not the query sent",
+                       request=describe_call("begin_result_stream", args))
 
 
 @pytest.mark.security

@@ -26,7 +26,7 @@ def test_the_same_search_gives_the_same_results(main, new_session, notebooks, pr
     main.enter("active", "ON-SRCH-001")
     first = run(main)
     if not json.loads(first).get("results"):  # the same nothing twice proves no determinism
-        raise blocked("ON-SRCH-001", "the probe passage's text found nothing (see ON-SRCH-008)", by="ON-SRCH-008",
+        raise blocked("ON-SRCH-001", "the probe passage's text found nothing (see ON-SRCH-011)", by="ON-SRCH-011",
                       request=request)
     times = int(profile.limits["repeat_searches"])
     differing = sum(run(main) != first for _ in range(times - 1))

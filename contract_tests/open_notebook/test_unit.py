@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
-from contract_tests.checks import called_ok, short, tool_output
+from contract_tests.checks import called_ok, first_difference, short, tool_output
 from contract_tests.open_notebook.common import (ARTIFACT_DISCLAIMER, AVAILABLE_OPERATIONS, MUTATION_PROHIBITIONS,
-                                                 NOTES, PASSAGE_DISCLAIMER, REFUSAL_CONDITIONS, STEP_ORDER,
+                                                 INTERPRETATION_RULE, NOTES, PASSAGE_DISCLAIMER, REFUSAL_CONDITIONS,
+                                                 STEP_ORDER,
                                                  ROLES, choice, content_tokens, hits, profiles_mark, result_meta)
 from contract_tests.verdicts import Findings, RequirementFailure, blocked, describe_call, esc
 
@@ -231,10 +232,33 @@ def test_list_constraints_lists_every_prohibition_and_refusal_condition(main):
                 got = (body.get(group) or {}).get(key)
                 findings.check(got == value, "ON-WORLD-004", f"{group}.{key} is {short(got)}, not {value!r}",
                                case=f"{group}.{key}")
-        rule = body.get("interpretation_rule") or {}
-        for key in ("when_ambiguous", "when_in_doubt"):
-            findings.check(isinstance(rule.get(key), list) and rule.get(key), "ON-WORLD-004",
-                           f"interpretation_rule.{key} is not a non-empty list")
+
+
+@pytest.mark.req("ON-WORLD-005")
+def test_list_constraints_gives_the_seeds_interpretation_rule(main):
+    rule = main.ok("list_constraints", {}, "ON-WORLD-005").get("interpretation_rule")
+    rule = rule if isinstance(rule, dict) else {}
+    with Findings() as findings:
+        for key, seed in INTERPRETATION_RULE.items():
+            listed = rule.get(key) if isinstance(rule.get(key), list) else []
+            for item in seed:
+                findings.check(item in listed, "ON-WORLD-005", f"interpretation_rule.{key} lacks {item!r} (has "
+                               f"{short(rule.get(key))})", case=key)
+
+
+@pytest.mark.req("ON-COLL-008")
+def test_list_collections_repeats_its_answer(main):
+    """Called three times in a row in one session: the same collections in the same order.
+    data_as_of and next_refresh are instants the seed leaves open, so they may move."""
+    def stable(body):
+        metadata = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
+        return {"collections": body.get("collections"), "total_collections": metadata.get("total_collections")}
+    answers = [stable(main.ok("list_collections", {}, "ON-COLL-008")) for _ in range(3)]
+    with Findings() as findings:
+        for n, answer in enumerate(answers[1:], 2):
+            if answer != answers[0]:
+                findings.fail("ON-COLL-008", f"call {n} differs from call 1: {first_difference(answers[0], answer)}")
+                break
 
 
 @pytest.mark.req("ON-COLL-003")
@@ -281,8 +305,8 @@ def test_every_preview_snippet_has_at_most_100_characters(main, notebooks, profi
                                f"a {len(snippet)}-character snippet" if isinstance(snippet, str) else
                                f"preview_snippet is {short(snippet)}", request=request)
         if not seen:
-            findings.block("ON-SRCH-004", "no search of the fixture's passages returned a result (see ON-SRCH-008)",
-                           by="ON-SRCH-008")
+            findings.block("ON-SRCH-004", "no search of the fixture's passages returned a result (see ON-SRCH-011)",
+                           by="ON-SRCH-011")
 
 
 def _served_as(findings: Findings, served: list[tuple[Any, str]], req: str, key: str, want: object,
@@ -322,7 +346,7 @@ def test_every_passage_carries_the_seeds_disclaimer(main, notebooks, walk):
     served = [(body.get("disclaimer"), request) for _r, body, request in fetched]
     with Findings() as findings:
         _served_as(findings, served + _from_walk(walk, "fetch_passage", "ON-PASS-005", "disclaimer"), "ON-PASS-005",
-                   "disclaimer", PASSAGE_DISCLAIMER, by="ON-SRCH-008", what="fetch_passage result")
+                   "disclaimer", PASSAGE_DISCLAIMER, by="ON-SRCH-011", what="fetch_passage result")
 
 
 @pytest.mark.req("ON-ART-003")
@@ -344,7 +368,7 @@ def test_every_artifact_says_immutable(main, walk):
 @pytest.mark.req("ON-TEXT-001")
 def test_responses_carry_the_seeds_fixed_notes(main, notebooks):
     """Each note from a call of its own: enter the collection, search, begin a stream, explain
-    a source found by search (blocked by ON-SRCH-008 when none is)."""
+    a source found by search (blocked by ON-SRCH-011 when none is)."""
     main.enter("active", "ON-TEXT-001")
     probe = notebooks.collection("active").passage("probe")
     calls: dict[str, list[tuple[str, dict]]] = {
@@ -352,8 +376,8 @@ def test_responses_carry_the_seeds_fixed_notes(main, notebooks):
         "semantic_search": [("semantic_search", {"query": probe.exact_text})],
         "begin_result_stream": [("begin_result_stream", {"query": probe.exact_text})],
         "explain_provenance": []}
-    blockers = {"enter_collection": "ON-COLL-003", "semantic_search": "ON-SRCH-008",
-                "begin_result_stream": "ON-STRM-001", "explain_provenance": "ON-SRCH-008"}
+    blockers = {"enter_collection": "ON-COLL-003", "semantic_search": "ON-SRCH-011",
+                "begin_result_stream": "ON-STRM-001", "explain_provenance": "ON-SRCH-011"}
     try:
         found = main.find("active", probe, "ON-TEXT-001")
         calls["explain_provenance"] = [("explain_provenance", {"id": found.source_id, "id_type": "source"})]

@@ -33,6 +33,18 @@ def _wrap(method: str, transform) -> None:
     setattr(tools.Tools, method, patched)
 
 
+def _wrap_responses(transform) -> None:
+    """Pass every next_stream_chunk response through transform(body, stream), which edits it."""
+    original = streams.next_response
+
+    def next_response(stream):
+        body, closed = original(stream)
+        transform(body, stream)
+        return body, closed
+    streams.next_response = next_response
+    tools.streams = streams
+
+
 # -- the surface ----------------------------------------------------------------------------------
 @mutant("ON-TOOL-001", "ON-WORLD-001", profile=PROFILE)
 def on_twelfth_tool():
@@ -907,6 +919,104 @@ def on_total_chunks_counts_the_completion():
     streams.next_response = next_response
 
 
+@mutant("ON-STRM-014", "ON-STRM-006", profile=PROFILE)
+def on_stream_query_cut():
+    """begin_result_stream and the completion summary name the query cut to its first 20 characters."""
+    def cut(body, sess, query):
+        body["query"] = query[:20]
+        return body
+    _wrap("_begin_result_stream", cut)
+    _wrap_responses(lambda body, stream: "summary" in body and body["summary"].update(query=stream.query[:20]))
+
+
+@mutant("ON-PROV-005", profile=PROFILE)
+def on_provenance_always_a_source():
+    """explain_provenance answers id_type source whatever it was asked."""
+    def as_source(body, sess, id, id_type):  # noqa: A002 - the tool's own argument name
+        body["id_type"] = "source"
+        return body
+    _wrap("_explain_provenance", as_source)
+
+
+@mutant("ON-WORLD-005", profile=PROFILE)
+def on_interpretation_rule_incomplete():
+    """list_constraints' interpretation_rule leaves out "explain why"."""
+    original = tools.Tools._list_constraints
+
+    def constraints(self, sess):
+        body = json.loads(json.dumps(original(self, sess)))
+        body["interpretation_rule"]["when_in_doubt"] = [i for i in body["interpretation_rule"]["when_in_doubt"]
+                                                        if i != "explain why"]
+        return body
+    tools.Tools._list_constraints = constraints
+
+
+@mutant("ON-COLL-008", profile=PROFILE)
+def on_collections_rotate():
+    """Each list_collections call starts the list one collection later than the call before."""
+    calls = [0]
+
+    def rotate(body, sess):
+        listed = body["collections"]
+        shift = calls[0] % len(listed) if listed else 0
+        calls[0] += 1
+        body["collections"] = listed[shift:] + listed[:shift]
+        return body
+    _wrap("_list_collections", rotate)
+
+
+@mutant("ON-REF-001", profile=PROFILE)
+def on_generate_knowledge_answered():
+    """A hidden tool, generate_knowledge, answers a success (every other unknown tool is refused)."""
+    original = tools.Tools._checked
+
+    def checked(self, sess, name, arguments):
+        if name == "generate_knowledge":
+            return {"generated": "a new note", "collection_id": sess.active}
+        return original(self, sess, name, arguments)
+    tools.Tools._checked = checked
+
+
+@mutant("ON-E2E-001", profile=PROFILE)
+def on_fetch_names_another_notebook():
+    """fetch_passage's provenance names the collection's next notebook, not the one the passage is in."""
+    def next_notebook(body, sess, source_id):
+        ids = sorted(_LIBRARY["library"].collections[sess.active].notebooks)
+        here = body["provenance"]["notebook_id"]
+        body["provenance"]["notebook_id"] = ids[(ids.index(here) + 1) % len(ids)]
+        return body
+    _keep_library()
+    _wrap("_fetch_passage", next_notebook)
+
+
+@mutant("ON-STRM-013", profile=PROFILE)
+def on_chunk_index_per_step():
+    """chunk_index counts the chunks of its step (from 0 at each step), not of the stream."""
+    def per_step(body, stream):
+        if "chunk_index" in body:
+            before = stream.chunks[:stream.position - 1]
+            body["chunk_index"] = sum(c["chunk_type"] == body["chunk_type"] for c in before)
+    _wrap_responses(per_step)
+
+
+@mutant("ON-SRCH-011", profile=PROFILE)
+def on_own_passage_ranked_eleventh():
+    """A passage whose text is the query ranks after ten other matches (a "more like this" search:
+    the caller has its text), its score lowered to keep the list in order."""
+    original = tools.Tools._hits
+
+    def hits(self, cid, query, k):
+        found, total = original(self, cid, query, k + 10)
+        own = [(p, score) for p, score in found if p.text.strip() == query.strip()]
+        others = [(p, score) for p, score in found if p.text.strip() != query.strip()]
+        ordered, last = [], None
+        for p, score in others[:10] + own + others[10:]:
+            last = score if last is None else min(score, last)
+            ordered.append((p, last))
+        return ordered[:k], total
+    tools.Tools._hits = hits
+
+
 # -- answers each allowed, but not the same way throughout (the profile's advisories) ------------------------
 # The variant on_variant_mixed_readings takes all of them at once: each call is one the seed allows.
 _HALF = set(list(world.TOOLS)[::2])  # describe_world, enter_collection, semantic_search, ...
@@ -1275,6 +1385,26 @@ def on_variant_mixed_readings():
     for patch in (on_tool_metadata_in_two_places, on_result_metadata_in_two_places, on_k_over_max_two_ways,
                   on_checksum_coverage_two_ways, on_tamper_reported_two_ways, on_optional_filter_declared):
         patch()
+
+
+@variant(profile=PROFILE)
+def on_variant_loose_echoes():
+    """Not a defect: where seed 004's words leave the form open, the answers the reference does not give.
+
+    - chunk_index counts the chunks of its step, from 0 at each step (the seed: `chunk_index: number`);
+    - semantic_search, begin_result_stream and the completion summary echo the query trimmed;
+    - a passage whose text is the query ranks after ten other matches (the seed promises no recall).
+    Passes the default run; under --strict ON-STRM-013 and ON-SRCH-011 are reported (advisories).
+    """
+    on_chunk_index_per_step()
+    on_own_passage_ranked_eleventh()
+
+    def trimmed(body, sess, query, k=None):
+        body["query"] = query.strip()
+        return body
+    _wrap("_semantic_search", trimmed)
+    _wrap("_begin_result_stream", trimmed)
+    _wrap_responses(lambda body, stream: "summary" in body and body["summary"].update(query=stream.query.strip()))
 
 
 if __name__ == "__main__":
