@@ -133,6 +133,11 @@ def flood_note(server: Any) -> str | None:
         parts.append(f"{len(server.oversize)} message(s) over the {limits.LIMITS.max_message_bytes:,}-byte limit")
     return "; ".join(parts) or None
 DECLARED = pytest.StashKey[str | None]()
+# Options that shape a run, repeated on its rerun lines (by the console script's short names).
+SHAPING = ("--declare", "--expectations", "--load-cmd", "--rc-request-timeout", "--rc-max-message-bytes",
+           "--rc-run-budget")
+SHORT = {"--rc-request-timeout": "--request-timeout", "--rc-max-message-bytes": "--max-message-bytes",
+         "--rc-run-budget": "--run-budget"}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -273,7 +278,7 @@ def pytest_configure(config: pytest.Config) -> None:
         canister_port=config.getoption("--canister-port"), strict=config.getoption("--rc-strict"), shard=shard,
         commands=_commands(profile, given, server_cmd), given_commands=given,
         protocol_version_given=_protocol_version_option(config, profile),
-        shaping_options={option: config.getoption(option) for option in ("--declare", "--expectations", "--load-cmd")
+        shaping_options={SHORT.get(option, option): str(config.getoption(option)) for option in SHAPING
                          if config.getoption(option)})
     config.stash[STATE] = state
     SELECTION.only_cases = {x.strip() for x in (config.getoption("--case") or "").split(",") if x.strip()}

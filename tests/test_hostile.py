@@ -8,6 +8,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -20,7 +21,14 @@ SERVER = HERE / "hostile" / "server.py"
 WALL_S = 120
 RSS_LIMIT_KIB = 1024 * 1024
 
-# mode -> words the run's output must carry (the symptom, named)
+# (transport, mode) -> words the run's output must carry (the symptom, named). Over stdio the
+# retrieval-tools profile; over Streamable HTTP section-source-local (retrieval-tools is stdio only).
+HTTP_MODES = {
+    "hang": ["stopped answering"],
+    "huge": ["over the", "MCP-SIZE-001"],
+    "sse-open": [],
+    "sse-endless": ["stopped answering"],
+}
 MODES = {
     "hang": ["stopped answering"],
     "huge": ["over the", "MCP-SIZE-001"],
@@ -86,12 +94,12 @@ def run_measured(tmp_path: Path, args: list[str]) -> tuple[int, str, float, int]
     with log.open("wb") as out:
         proc = subprocess.Popen([sys.executable, "-m", "contract_tests.cli", "-p", "no:randomly", "--report",
                                  str(report), *args], stdout=out, stderr=subprocess.STDOUT, cwd=tmp_path,
-                                env={**os.environ, "PYTHONPATH": str(HERE.parent)})
+                                env={**os.environ, "PYTHONPATH": str(HERE.parent)}, start_new_session=True)
         peak = 0
         while proc.poll() is None:
             peak = max(peak, _suite_rss_kib(proc.pid))
             if time.monotonic() - started > WALL_S + 60:
-                proc.kill()
+                os.killpg(proc.pid, signal.SIGKILL)  # the run, its workers and its servers
                 break
             time.sleep(0.2)
         proc.wait()
@@ -109,11 +117,19 @@ def one_at_a_time(tmp_path_factory):
         fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-@pytest.mark.parametrize("mode", sorted(MODES))
-def test_a_hostile_server_gets_a_bounded_run_and_a_report(tmp_path, mode, one_at_a_time):
-    command = f"{{python}} {SERVER} {mode} --profile retrieval-tools"
-    code, output, wall, peak = run_measured(tmp_path, ["--profile", "retrieval-tools", "--server-cmd", command,
-                                                       "-n", "2"])
+CASES = [("stdio", mode) for mode in sorted(MODES)] + [("http", mode) for mode in sorted(HTTP_MODES)]
+
+
+@pytest.mark.parametrize("transport,mode", CASES, ids=[f"{t}-{m}" for t, m in CASES])
+def test_a_hostile_server_gets_a_bounded_run_and_a_report(tmp_path, transport, mode, one_at_a_time):
+    if transport == "stdio":
+        profile, command, expected = "retrieval-tools", f"{{python}} {SERVER} {mode} --profile retrieval-tools", MODES
+    else:
+        profile, expected = "section-source-local", HTTP_MODES
+        command = f"{{python}} {SERVER} {mode} --profile {profile} --http --port {{port}}"
+    code, output, wall, peak = run_measured(tmp_path, ["--profile", profile, "--transport", transport,
+                                                       "--server-cmd", command, "-n", "2"])
+    mode = f"{transport} {mode}"
     line = f"hostile {mode}: exit {code}, {wall:.1f} s, peak RSS of the suite's processes {peak / 1024:.0f} MiB"
     print(line)
     if os.environ.get("RC_HOSTILE_LOG"):
@@ -126,5 +142,5 @@ def test_a_hostile_server_gets_a_bounded_run_and_a_report(tmp_path, mode, one_at
         assert (tmp_path / "report" / name).is_file(), f"{mode}: no {name}\n{output[-3000:]}"
     results = json.loads((tmp_path / "report" / "results.json").read_text())
     assert not results["suite_errors"], f"{mode}: suite errors {results['suite_errors']}"
-    for words in MODES[mode]:
+    for words in expected[mode.split(" ", 1)[1]]:
         assert words in output, f"{mode}: the output does not say {words!r}\n{output[-3000:]}"

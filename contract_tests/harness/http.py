@@ -19,6 +19,8 @@ from typing import Any
 
 import httpx
 
+from .limits import LIMITS
+from .reader import Enough, Oversize, _Watch, read_lines
 from .stdio import Connection, ServerGone
 from .transcript import Transcript
 
@@ -63,6 +65,53 @@ def messages_of(response: httpx.Response) -> list[str]:
         return out
     text = response.text.strip()
     return [text] if text.startswith(("{", "[")) else []
+
+
+def _until(chunks: Any, deadline: float) -> Any:
+    """The chunks of a body until the deadline (checked between chunks)."""
+    for chunk in chunks:
+        yield chunk
+        if time.monotonic() > deadline:
+            return
+
+
+def _read_body(chunks: Any, tokens: Any) -> tuple[str, Oversize | None]:
+    """A whole body up to LIMITS.max_message_bytes, else an Oversize record of it."""
+    buf, big, watch, size = bytearray(), None, None, 0
+    for chunk in chunks:
+        size += len(chunk)
+        if big is None and size > LIMITS.max_message_bytes:
+            watch = _Watch(tokens())
+            watch.feed(bytes(buf))
+            big = bytearray(buf[:LIMITS.evidence_bytes])
+            buf = bytearray()
+        if big is None:
+            buf += chunk
+        else:
+            if len(big) < LIMITS.evidence_bytes:
+                big += chunk[:LIMITS.evidence_bytes - len(big)]
+            watch.feed(chunk)
+    if big is not None:
+        return "", Oversize(size, LIMITS.max_message_bytes, bytes(big), list(watch.found.values()))
+    return buf.decode("utf-8", "replace"), None
+
+
+def _read_sse(chunks: Any, message: Any, oversize: Any, tokens: Any) -> None:
+    """SSE events as they complete: each event's data lines joined make one message."""
+    data: list[str] = []
+
+    def line(raw: bytes) -> None:
+        text = raw.decode("utf-8", "replace").rstrip("\r")
+        if text.startswith("data:"):
+            data.append(text[5:].lstrip(" "))
+        elif not text.strip() and data:
+            joined = "\n".join(data)
+            data.clear()
+            message(joined)
+
+    read_lines(chunks, lambda: LIMITS.max_message_bytes, line, oversize, tokens, blank_lines=True)
+    if data:
+        message("\n".join(data))
 
 
 class HttpServer(Connection):
@@ -116,14 +165,51 @@ class HttpServer(Connection):
             out["MCP-Protocol-Version"] = version
         return out
 
-    def post(self, body: bytes, headers: dict[str, str]) -> httpx.Response:
-        """One POST, recorded; the caller routes nothing (protocol probes use this directly)."""
-        response = self.http.post(self.url, content=body, headers=headers)
-        self.transcript.add("raw", f"HTTP {response.status_code} {dict(response.headers)}")
-        self.transcript.add("raw", response.text)
-        for text in messages_of(response):
-            self.transcript.add("stdout", text)
-        return response
+    def post(self, body: bytes, headers: dict[str, str], on_message: Any = None,
+             answers: Any = None) -> httpx.Response:
+        """One POST, read under the limits and recorded. The body is streamed, never held past
+        LIMITS.max_message_bytes: a JSON body or SSE event over it becomes an Oversize record
+        (its start kept, the rest counted and searched for canaries). Each message is recorded
+        (and handed to `on_message`) as soon as it is complete; an SSE stream is left once the
+        answer to `answers` (a request id) has come, or when the request deadline has passed
+        (a stream held open, or one without end). Returns the response with the kept body, so
+        protocol probes read it as usual."""
+        deadline = time.monotonic() + LIMITS.request_timeout + 10
+        kept: list[str] = []
+        other = ""  # a body that is not JSON-RPC (an HTTP error page), kept cut
+
+        def message(text: str) -> None:
+            self.transcript.add("stdout", text, force=_id_of(text) is not None)
+            kept.append(text)
+            if on_message is not None:
+                on_message(text)
+            if answers is not None and _id_of(text) == answers:
+                raise Enough
+
+        with self.http.stream("POST", self.url, content=body, headers=headers) as response:
+            self.transcript.add("raw", f"HTTP {response.status_code} {dict(response.headers)}")
+            chunks = _until(response.iter_bytes(), deadline)
+            sse = "text/event-stream" in response.headers.get("content-type", "")
+            try:
+                if sse:
+                    _read_sse(chunks, message, self._oversize, self.transcript.tokens)
+                else:
+                    text, big = _read_body(chunks, self.transcript.tokens)
+                    if big is not None:
+                        self._oversize(big)
+                    elif text.strip().startswith(("{", "[")):
+                        message(text.strip())
+                    elif text:
+                        other = text[:LIMITS.evidence_bytes]
+                        self.transcript.add("raw", other)
+            except Enough:
+                pass
+            status, headers_out = response.status_code, response.headers
+        content = ("".join(f"data: {t}\n\n" for t in kept) if sse else "\n".join(kept) or other).encode()
+        if kept:
+            self.transcript.add("raw", content.decode("utf-8", "replace")[:LIMITS.evidence_bytes])
+        return httpx.Response(status, headers=headers_out, content=content,
+                              request=httpx.Request("POST", self.url))
 
     def _sender(self) -> None:
         while True:
@@ -132,26 +218,28 @@ class HttpServer(Connection):
                 return
             body, message = item
             request_id = message.get("id") if isinstance(message, dict) and "method" in message else None
+            initializing = isinstance(message, dict) and message.get("method") == "initialize"
+
+            def deliver(text: str, initializing: bool = initializing) -> None:
+                if initializing:
+                    try:
+                        self.protocol_version = json.loads(text)["result"]["protocolVersion"]
+                    except (ValueError, KeyError, TypeError):
+                        pass
+                self._route(text)
             try:
-                response = self.post(body, self.headers(message))
+                response = self.post(body, self.headers(message), on_message=deliver, answers=request_id)
             except httpx.TimeoutException:
                 self._no_answer(request_id, None, "no HTTP response in time")
                 continue
             except (httpx.HTTPError, RuntimeError):  # RuntimeError: the client was closed meanwhile
                 self._closed()
                 return
-            if isinstance(message, dict) and message.get("method") == "initialize":
+            if initializing:
                 self.session_id = response.headers.get("mcp-session-id", self.session_id)
             texts = messages_of(response)
             if response.status_code >= 400 and not any(_id_of(t) == request_id for t in texts):
                 self._no_answer(request_id, response.status_code, f"HTTP {response.status_code} without a JSON-RPC response")
-            for text in texts:
-                if isinstance(message, dict) and message.get("method") == "initialize":
-                    try:
-                        self.protocol_version = json.loads(text)["result"]["protocolVersion"]
-                    except (ValueError, KeyError, TypeError):
-                        pass
-                self._route(text)
 
     def _no_answer(self, request_id: Any, status: int | None, why: str) -> None:
         """Fail a request the server answered at the HTTP level only (e.g. 400, 401) at once.

@@ -20,6 +20,10 @@ CHUNK = 64 * 1024
 _ID = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,20})')
 
 
+class Enough(Exception):
+    """Raised by a line handler: what was awaited has arrived, stop reading."""
+
+
 @dataclass
 class Oversize:
     """A message over the size limit: how long it was, its first bytes, and excerpts around
@@ -77,11 +81,26 @@ class _Watch:
         self.tail = window[-self.overlap:] if self.overlap else b""
 
 
-def read_lines(fd: int, cap: Callable[[], int], on_line: Callable[[bytes], None],
-               on_oversize: Callable[[Oversize], None], tokens: Callable[[], list[bytes]]) -> None:
-    """Read `fd` to its end, calling `on_line(bytes)` per line (without its line end) and
-    `on_oversize(record)` for a line longer than `cap()` bytes. Memory stays within about
-    cap() + evidence_bytes + one chunk, whatever the stream holds."""
+def chunks_of(fd: int) -> Iterable[bytes]:
+    """A file descriptor's bytes, one read of at most CHUNK at a time, to its end."""
+    while True:
+        try:
+            chunk = os.read(fd, CHUNK)
+        except OSError:
+            return
+        if not chunk:
+            return
+        yield chunk
+
+
+def read_lines(source: int | Iterable[bytes], cap: Callable[[], int], on_line: Callable[[bytes], None],
+               on_oversize: Callable[[Oversize], None], tokens: Callable[[], list[bytes]],
+               blank_lines: bool = False) -> None:
+    """Read `source` (a file descriptor, or an iterable of byte chunks) to its end, calling
+    `on_line(bytes)` per line (without its line end) and `on_oversize(record)` for a line longer
+    than `cap()` bytes. Memory stays within about cap() + evidence_bytes + one chunk, whatever
+    the stream holds. `on_line` may raise Enough to stop reading early (the exception is the
+    caller's to catch)."""
     buf = bytearray()
     big: tuple[bytearray, int, _Watch] | None = None  # (prefix, size, watch) of a line over the cap
 
@@ -91,17 +110,11 @@ def read_lines(fd: int, cap: Callable[[], int], on_line: Callable[[bytes], None]
             prefix, size, watch = big
             on_oversize(Oversize(size, cap(), bytes(prefix), list(watch.found.values()), ended))
             big = None
-        elif buf or not ended:
+        elif buf or not ended or blank_lines:
             on_line(bytes(buf).rstrip(b"\r"))
         buf.clear()
 
-    while True:
-        try:
-            chunk = os.read(fd, CHUNK)
-        except OSError:
-            break
-        if not chunk:
-            break
+    for chunk in chunks_of(source) if isinstance(source, int) else source:
         start = 0
         while start <= len(chunk):
             end = chunk.find(b"\n", start)

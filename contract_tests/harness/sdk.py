@@ -7,6 +7,7 @@ reader thread hands every message not addressed to a raw probe to the SDK sessio
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+import time
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -17,7 +18,8 @@ from anyio.from_thread import start_blocking_portal
 from mcp import ClientSession
 from mcp.shared.message import SessionMessage
 
-from .stdio import Connection, protocol_version
+from .limits import COUNTED, HEALTH, LIMITS
+from .stdio import Connection, ServerStopped, protocol_version
 
 
 def dump(model: Any) -> dict[str, Any]:
@@ -27,7 +29,7 @@ def dump(model: Any) -> dict[str, Any]:
 class SdkClient:
     """A ClientSession bound to one connection (stdio or HTTP); every method returns wire-shaped dicts."""
 
-    def __init__(self, server: Connection, timeout: float = 30.0) -> None:
+    def __init__(self, server: Connection, timeout: float | None = None) -> None:
         self.server = server
         self.timeout = timeout
         self._portal_cm = start_blocking_portal()
@@ -35,7 +37,7 @@ class SdkClient:
         self._session_cm = self.portal.wrap_async_context_manager(self._open())
         try:
             self.session: ClientSession = self._session_cm.__enter__()
-            self.init_result = dump(self._run(self.session.initialize))
+            self.init_result = dump(self._run(self.session.initialize, method="initialize"))
         except BaseException:
             self.close()
             raise
@@ -71,18 +73,38 @@ class SdkClient:
         finally:
             self.server.attach_sdk(None)
 
-    def _run(self, fn, *args: Any, **kwargs: Any) -> Any:
+    def _run(self, fn, *args: Any, method: str = "", **kwargs: Any) -> Any:
+        """One SDK request under the run's limits: not sent once the run or this connection has
+        stopped (ServerStopped), bounded by the request deadline, and counted by the breaker."""
+        stopped = HEALTH.check()
+        if stopped:
+            raise ServerStopped(stopped)
+        if self.server.stalled:
+            raise ServerStopped(f"this server stopped answering earlier ({self.server.stalled}); "
+                                "nothing more is sent to it")
+        timeout = HEALTH.deadline(method, self.timeout or LIMITS.request_timeout)
+        started = time.monotonic()
+
         async def bounded() -> Any:
-            with anyio.fail_after(self.timeout):
+            with anyio.fail_after(timeout):
                 return await fn(*args, **kwargs)
-        return self.portal.call(bounded)
+        try:
+            result = self.portal.call(bounded)
+        except TimeoutError:
+            HEALTH.not_answered(method, timeout)
+            if method in COUNTED:
+                self.server.stalled = f"no answer to {method} within {timeout:g} s"
+                HEALTH.stalled(self.server.stalled)
+            raise
+        HEALTH.answered(method, time.monotonic() - started)
+        return result
 
     @property
     def capabilities(self) -> dict[str, Any]:
         return self.init_result.get("capabilities", {})
 
     def list_tools(self) -> list[dict[str, Any]]:
-        return dump(self._run(self.session.list_tools))["tools"]
+        return dump(self._run(self.session.list_tools, method="tools/list"))["tools"]
 
     def call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
         """The CallToolResult as a dict; a JSON-RPC error comes back as {"jsonrpc", "error"}
@@ -94,19 +116,20 @@ class SdkClient:
             return {"jsonrpc": "2.0", "error": {"code": error.code, "message": error.message, "data": error.data}}
 
     def _call_tool(self, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        return dump(self._run(self.session.call_tool, name, arguments))
+        return dump(self._run(self.session.call_tool, name, arguments, method="tools/call"))
 
     def list_resources(self) -> list[dict[str, Any]]:
-        return dump(self._run(self.session.list_resources)).get("resources", [])
+        return dump(self._run(self.session.list_resources, method="resources/list")).get("resources", [])
 
     def list_resource_templates(self) -> list[dict[str, Any]]:
-        return dump(self._run(self.session.list_resource_templates)).get("resourceTemplates", [])
+        return dump(self._run(self.session.list_resource_templates,
+                              method="resources/templates/list")).get("resourceTemplates", [])
 
     def list_prompts(self) -> list[dict[str, Any]]:
-        return dump(self._run(self.session.list_prompts)).get("prompts", [])
+        return dump(self._run(self.session.list_prompts, method="prompts/list")).get("prompts", [])
 
     def ping(self) -> dict[str, Any]:
-        return dump(self._run(self.session.send_ping))
+        return dump(self._run(self.session.send_ping, method="ping"))
 
     def close(self) -> None:
         try:
