@@ -104,8 +104,8 @@ def run_matrix(args: list[str]) -> int:
     print("\nretrieval-contract all:")
     for name, code, seconds in results:
         print(f"  {'pass' if code == 0 else f'FAIL (exit {code})':<14} {name:<40} {seconds:6.1f} s")
-    failed = [code for _name, code, _s in results if code != 0]
-    return max(failed) if failed else 0
+    from .merge import exit_status
+    return exit_status([code for _name, code, _s in results])  # the suite's precedence: 8, 9, 1, 7
 
 
 if __name__ == "__main__":

@@ -43,7 +43,7 @@ def merge(documents: list[dict[str, Any]]) -> dict[str, Any]:
     merged = dict(first)
     merged.update(shard=None, shards=shards, requirements=rows, summary=dict(Counter(r["status"] for r in rows)),
                   duration_s=round(max(d.get("duration_s", 0) for d in documents), 2),
-                  exit_status=_exit_status([d.get("exit_status", 0) for d in documents]),
+                  exit_status=exit_status([d.get("exit_status", 0) for d in documents]),
                   suite_errors=[e for d in documents for e in d.get("suite_errors", [])],
                   run_stopped=[s for d in documents for s in d.get("run_stopped", [])],
                   checks=_checks([d.get("checks") or {} for d in documents]),
@@ -59,7 +59,7 @@ def _checks(parts: list[dict[str, Any]]) -> dict[str, Any]:
             "blocked_by": dict(by.most_common())}
 
 
-def _exit_status(codes: list[int]) -> int:
+def exit_status(codes: list[int]) -> int:
     """The merged run's status: the shards' by the suite's precedence (a suite error, then a
     stopped run, then a failure, then blocked checks; other statuses by their own value)."""
     from .verdicts import EXIT_BLOCKED, EXIT_RUN_STOPPED, EXIT_SUITE_ERROR

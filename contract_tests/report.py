@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from .preflight import Preflight
 
 EVIDENCE_CHARS = 4000
+EVIDENCE_ITEMS = 200      # evidence items kept per requirement: reports stay small whatever the server sends
 SHOWN_CAUSES = 8
 CONSOLE_EVIDENCE_CHARS = 300
 SUITE_ERROR = "suite error"
@@ -56,6 +57,7 @@ class ReportCollector:
         self.problems: list[str] = []
         self.suite_errors: list[dict[str, Any]] = []
         self.stopped: list[str] = []  # why the run stopped talking to the server (per process that did)
+        self.crashed: list[tuple[str, str]] = []  # (test, xdist's message) for tests whose worker died
         self.final_rows: list[dict[str, Any]] | None = None
         self.blocked_checks: Counter[str] = Counter()
         self.exit_status = 0
@@ -90,6 +92,12 @@ class ReportCollector:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         reqs = [value for name, value in report.user_properties if name == "requirement"]
+        if not reqs and report.failed and report.when == "???":
+            # xdist's report for a test whose worker died under it (killed, out of memory): a
+            # suite error, reported once with the test it was running, never a missing verdict.
+            # Its requirements are known once a worker has sent the collection (at the end).
+            self.crashed.append((report.nodeid, str(report.longrepr)))
+            return
         if not reqs:
             return
         entry = self.tests.setdefault(report.nodeid, {
@@ -124,6 +132,21 @@ class ReportCollector:
             else:
                 entry["outcome"] = "skipped"
                 entry["skip"] = _skip_reason(report)
+
+    def _worker_crashes(self) -> None:
+        applicable = self._collection()[0]
+        for nodeid, text in self.crashed:
+            reqs = list(applicable.get(nodeid, []))
+            first = text.strip().splitlines()[0][:300] if text.strip() else "no message"
+            self._suite_error(nodeid, {"message": f"a suite worker died while running a test ({first})",
+                                       "where": "a pytest-xdist worker", "traceback": text[-2000:]})
+            self.tests[nodeid] = {
+                "nodeid": nodeid, "requirements": reqs, "outcome": SUITE_ERROR, "duration_s": 0.0, "failing": [],
+                "advisory": [], "expected": [], "blocked": [
+                    {"req": req, "message": "a suite worker died while running it", "kind": "blocked",
+                     "by": SUITE_ERROR} for req in reqs],
+                "skip": "", "error": "", "call": None, "cases_checked": [], "held": []}
+        self.crashed = []
 
     def _suite_error(self, nodeid: str, error: dict[str, Any]) -> None:
         """One record per distinct crash (message and place), with every test it hit."""
@@ -214,7 +237,11 @@ class ReportCollector:
                 out += own or [f"{test['nodeid']} was not checked: " + "; ".join(_render(f) for f in test["blocked"][:3])]
             elif verdict == "incomplete":
                 out.append(f"{test['nodeid']} stopped at another requirement's failure before checking this one")
-        return [e if len(e) <= EVIDENCE_CHARS else e[:EVIDENCE_CHARS] + f"... ({len(e)} chars)" for e in out]
+        more = len(out) - EVIDENCE_ITEMS
+        out = [e if len(e) <= EVIDENCE_CHARS else e[:EVIDENCE_CHARS] + f"... ({len(e)} chars)"
+               for e in out[:EVIDENCE_ITEMS]]
+        return out + ([f"... and {more} more findings, not kept (the report keeps {EVIDENCE_ITEMS} per requirement)"]
+                      if more > 0 else [])
 
     def checks(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
         """How many checks (a test's verdict on one requirement) ran, and how many were blocked
@@ -333,6 +360,7 @@ class ReportCollector:
         from .verdicts import EXIT_BLOCKED, EXIT_RUN_STOPPED, EXIT_SUITE_ERROR
         if HEALTH.stopped and HEALTH.stopped not in self.stopped:
             self.stopped.append(HEALTH.stopped)
+        self._worker_crashes()
         rows = self.rows()
         self.final_rows = rows
         self.problems = self.expectation_problems(rows)

@@ -6,7 +6,9 @@
 - crash-check: the check of a tool's output crashes in the test body;
 - block-fixture: that fixture cannot be prepared (a precondition failed): every test using it
   is blocked in its setup, and its body must not run;
-- block-check: the check of a tool's output is blocked in the test body.
+- block-check: the check of a tool's output is blocked in the test body;
+- kill-worker: the check of a tool's output kills the xdist worker running it (as the kernel's
+  OOM killer would).
 """
 
 from __future__ import annotations
@@ -53,3 +55,5 @@ elif FAULT == "block-fixture":
     checks.tool_output = _logged_output
 elif FAULT == "block-check":
     checks.tool_output = _blocked_output
+elif FAULT == "kill-worker":
+    checks.tool_output = lambda *_a, **_k: os._exit(137)

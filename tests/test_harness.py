@@ -168,3 +168,63 @@ def test_a_relative_script_in_the_command_is_found_from_where_the_suite_runs(tmp
     monkeypatch.chdir(tmp_path)
     argv = render_command("node dist/server.js --vault {vault} --name docs", {"vault": "/v"})
     assert argv == ["node", str(tmp_path / "dist" / "server.js"), "--vault", "/v", "--name", "docs"]
+
+
+def test_a_line_over_the_cap_is_never_assembled_and_its_canary_is_still_found():
+    """A 5 MB line read with a 1 MB cap: an Oversize record with the kept prefix, the size, the
+    request id from the prefix and an excerpt around a token far past the prefix (split across
+    chunk boundaries as it may be); the lines around it arrive whole."""
+    import os
+    import threading
+
+    from contract_tests.harness.reader import read_lines
+    read, write = os.pipe()
+    big = b'{"jsonrpc": "2.0", "id": "rc-7", "result": "' + b"a" * 5_000_000 + b"CanaryTok" + b'"}'
+    data = b'{"id": "rc-1"}\n' + big + b"\n" + b"tail without a line end"
+    threading.Thread(target=lambda: (os.write(write, data), os.close(write)), daemon=True).start()
+    lines, records = [], []
+    read_lines(read, lambda: 1_000_000, lines.append, records.append, lambda: [b"canarytok"])
+    assert lines == [b'{"id": "rc-1"}', b"tail without a line end"]
+    (record,) = records
+    assert record.size == len(big) and record.request_id() == "rc-7" and len(record.prefix) == 64 * 1024
+    assert any("CanaryTok" in e for e in record.excerpts) and "CanaryTok" in record.text()
+
+
+def test_a_flood_is_counted_past_the_caps_but_a_canary_in_it_is_kept():
+    from contract_tests.harness import limits
+    from contract_tests.harness.transcript import Transcript
+    transcript = Transcript()
+    transcript.watch(["tok-secret"])
+    saved = limits.LIMITS.max_lines
+    limits.LIMITS.max_lines = 10
+    try:
+        for n in range(1000):
+            transcript.add("stderr", f"line {n}" + (" TOK-SECRET here" if n == 500 else ""))
+        transcript.add("stdout", "an answer", force=True)
+    finally:
+        limits.LIMITS.max_lines = saved
+    assert len(transcript.stderr) == 11 and transcript.dropped["stderr"] == 990
+    assert "TOK-SECRET" in transcript.stderr[-1] and "an answer" in transcript.stdout
+    assert "990 stderr lines" in transcript.flood_note()
+
+
+def test_the_breaker_stops_after_silent_requests_slow_answers_or_stalled_servers():
+    from contract_tests.harness.limits import HEALTH, LIMITS
+    try:
+        HEALTH.reset()
+        HEALTH.not_answered("ping", 30)  # a method a server may leave unanswered: not counted
+        HEALTH.not_answered("tools/call", 20)
+        HEALTH.answered("tools/list")    # another method's answer does not reset tools/call
+        assert HEALTH.deadline("tools/call", 60) == LIMITS.unanswered_seconds - 20
+        HEALTH.not_answered("tools/call", 25)
+        assert HEALTH.check() and "tools/call" in HEALTH.check()
+        HEALTH.reset()
+        for _ in range(LIMITS.slow_limit):
+            HEALTH.answered("tools/call", 9.0)
+        assert "too slowly" in HEALTH.check()
+        HEALTH.reset()
+        for n in range(LIMITS.unanswered_limit):
+            HEALTH.stalled(f"server {n}")
+        assert "mid-run" in HEALTH.check()
+    finally:
+        HEALTH.reset()

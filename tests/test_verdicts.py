@@ -131,6 +131,16 @@ def test_a_crash_in_the_suite_is_one_suite_error_never_a_finding(suite_run):
     assert "## Suite errors" in (run.report_dir / "results.md").read_text()
 
 
+def test_a_worker_that_dies_is_a_suite_error_naming_the_test_it_ran(suite_run):
+    from contract_tests.verdicts import EXIT_SUITE_ERROR
+    run = _faulty(suite_run, "kill-worker", "-n", "2", "--req", "SSL-OUT-003")
+    assert run.code == EXIT_SUITE_ERROR, run.output[-3000:]
+    errors = run.results["suite_errors"]
+    assert errors and all("worker died" in e["message"] for e in errors), errors
+    assert any("test_" in t for e in errors for t in e["tests"]), errors
+    assert run.status()["SSL-OUT-003"] == "blocked", run.status()
+
+
 def test_a_crash_in_a_test_body_is_a_suite_error(suite_run):
     from contract_tests.verdicts import EXIT_SUITE_ERROR
     run = _faulty(suite_run, "crash-check", "--req", "SSL-OUT-003,SSL-OUT-004")

@@ -67,9 +67,12 @@ def messages_of(response: httpx.Response) -> list[str]:
     return [text] if text.startswith(("{", "[")) else []
 
 
-def _until(chunks: Any, deadline: float) -> Any:
-    """The chunks of a body until the deadline (checked between chunks)."""
+def _until(chunks: Any, seconds: float) -> Any:
+    """The chunks of a body until `seconds` after its first (checked between chunks): however
+    long the server took to start answering, a body that keeps coming is left."""
+    deadline = None
     for chunk in chunks:
+        deadline = deadline or time.monotonic() + seconds
         yield chunk
         if time.monotonic() > deadline:
             return
@@ -171,24 +174,25 @@ class HttpServer(Connection):
         LIMITS.max_message_bytes: a JSON body or SSE event over it becomes an Oversize record
         (its start kept, the rest counted and searched for canaries). Each message is recorded
         (and handed to `on_message`) as soon as it is complete; an SSE stream is left once the
-        answer to `answers` (a request id) has come, or when the request deadline has passed
-        (a stream held open, or one without end). Returns the response with the kept body, so
-        protocol probes read it as usual."""
-        deadline = time.monotonic() + LIMITS.request_timeout + 10
+        answer to `answers` (a request id) has come, or a request timeout after its first byte
+        (a stream without end). Returns the response with the kept body, so protocol probes
+        read it as usual."""
         kept: list[str] = []
         other = ""  # a body that is not JSON-RPC (an HTTP error page), kept cut
 
         def message(text: str) -> None:
-            self.transcript.add("stdout", text, force=_id_of(text) is not None)
-            kept.append(text)
+            msg_id = _id_of(text) if '"id"' in text else None
+            self.transcript.add("stdout", text, force=msg_id is not None)
+            if msg_id is not None or len(kept) < LIMITS.max_unsolicited:  # a stream of notifications: capped
+                kept.append(text)
             if on_message is not None:
                 on_message(text)
-            if answers is not None and _id_of(text) == answers:
+            if answers is not None and msg_id == answers:
                 raise Enough
 
         with self.http.stream("POST", self.url, content=body, headers=headers) as response:
             self.transcript.add("raw", f"HTTP {response.status_code} {dict(response.headers)}")
-            chunks = _until(response.iter_bytes(), deadline)
+            chunks = _until(response.iter_bytes(), LIMITS.request_timeout + 10)
             sse = "text/event-stream" in response.headers.get("content-type", "")
             try:
                 if sse:

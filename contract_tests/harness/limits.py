@@ -23,10 +23,10 @@ class Limits:
     request_timeout: float = 20.0        # seconds a request waits unless its caller asks for more
     max_message_bytes: int = 32 * MIB    # one message (a stdio line, an HTTP body, an SSE event)
     evidence_bytes: int = 64 * 1024      # what is kept of a message over the limit
-    max_lines: int = 100_000             # lines kept per channel of one connection; later ones are counted
-    max_kept_bytes: int = 64 * MIB       # characters kept per channel of one connection (responses aside)
-    max_kept_log_bytes: int = 8 * MIB    # characters of logs (stderr) kept per connection
-    max_kept_total: int = 256 * MIB      # characters kept over every connection of the process (responses aside)
+    max_lines: int = 20_000              # lines kept per channel of one connection; later ones are counted
+    max_kept_bytes: int = 16 * MIB       # characters kept per channel of one connection (responses aside)
+    max_kept_log_bytes: int = 4 * MIB    # characters of logs (stderr) kept per connection
+    max_kept_total: int = 64 * MIB       # characters kept over every connection of the process (responses aside)
     log_line_chars: int = 64 * 1024      # one log line (stderr) kept; the rest is counted and searched
     max_unsolicited: int = 1_000         # notifications and requests the server sent, kept per connection
     unanswered_limit: int = 3            # requests in a row without an answer that end the run
