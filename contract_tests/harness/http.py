@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 
 from .limits import LIMITS
-from .reader import Enough, Oversize, _Watch, read_lines
+from .reader import Oversize, _Watch, read_lines
 from .stdio import Connection, ServerGone
 from .transcript import Transcript
 
@@ -65,6 +65,26 @@ def messages_of(response: httpx.Response) -> list[str]:
         return out
     text = response.text.strip()
     return [text] if text.startswith(("{", "[")) else []
+
+
+STREAM_GRACE_S = 1.0
+
+
+def _close_quietly(response: httpx.Response | None = None) -> None:
+    """Leave a stream another thread is reading: shut its socket down (a plain close would not
+    wake a read blocked on it), then close the response."""
+    if response is None or response.is_closed:
+        return
+    try:
+        sock = response.extensions["network_stream"].get_extra_info("socket")
+        if sock is not None:
+            sock.shutdown(socket.SHUT_RDWR)
+    except (KeyError, AttributeError, OSError):
+        pass
+    try:
+        response.close()
+    except Exception:  # noqa: BLE001 - a stream being read in another thread may object; it is left either way
+        pass
 
 
 def _until(chunks: Any, seconds: float) -> Any:
@@ -127,7 +147,8 @@ class HttpServer(Connection):
         self.session_id: str | None = None
         self.protocol_version: str | None = None
         # Longer than any per-request wait; a slow answer fails its own request, not the connection.
-        self.http = httpx.Client(timeout=httpx.Timeout(150.0, connect=10.0))
+        self.http = httpx.Client(timeout=httpx.Timeout(150.0, connect=10.0),
+                                 limits=httpx.Limits(max_connections=200, max_keepalive_connections=20))
         self._outbox: queue.Queue = queue.Queue()
         if argv:
             self._start_process(argv, env, cwd, stdio=False)
@@ -169,14 +190,14 @@ class HttpServer(Connection):
         return out
 
     def post(self, body: bytes, headers: dict[str, str], on_message: Any = None,
-             answers: Any = None) -> httpx.Response:
+             on_headers: Any = None, wait: float | None = None) -> httpx.Response:
         """One POST, read under the limits and recorded. The body is streamed, never held past
         LIMITS.max_message_bytes: a JSON body or SSE event over it becomes an Oversize record
         (its start kept, the rest counted and searched for canaries). Each message is recorded
-        (and handed to `on_message`) as soon as it is complete; an SSE stream is left once the
-        answer to `answers` (a request id) has come, or a request timeout after its first byte
-        (a stream without end). Returns the response with the kept body, so protocol probes
-        read it as usual."""
+        (and handed to `on_message`) as soon as it is complete, so a caller learns of its
+        answer while a stream goes on; a stream is read to its end, or until a request timeout
+        after its first byte (a stream held open, or one without end). Returns the response
+        with the kept body, so protocol probes read it as usual."""
         kept: list[str] = []
         other = ""  # a body that is not JSON-RPC (an HTTP error page), kept cut
 
@@ -186,28 +207,28 @@ class HttpServer(Connection):
             if msg_id is not None or len(kept) < LIMITS.max_unsolicited:  # a stream of notifications: capped
                 kept.append(text)
             if on_message is not None:
-                on_message(text)
-            if answers is not None and msg_id == answers:
-                raise Enough
+                on_message(text, msg_id)
 
-        with self.http.stream("POST", self.url, content=body, headers=headers) as response:
+        # No read of the stream waits longer than its caller does (a stream held open is left).
+        read = (wait if wait is not None else LIMITS.request_timeout) + 5
+        with self.http.stream("POST", self.url, content=body, headers=headers,
+                              timeout=httpx.Timeout(read, connect=10.0)) as response:
             self.transcript.add("raw", f"HTTP {response.status_code} {dict(response.headers)}")
+            if on_headers is not None:
+                on_headers(response)
             chunks = _until(response.iter_bytes(), LIMITS.request_timeout + 10)
             sse = "text/event-stream" in response.headers.get("content-type", "")
-            try:
-                if sse:
-                    _read_sse(chunks, message, self._oversize, self.transcript.tokens)
-                else:
-                    text, big = _read_body(chunks, self.transcript.tokens)
-                    if big is not None:
-                        self._oversize(big)
-                    elif text.strip().startswith(("{", "[")):
-                        message(text.strip())
-                    elif text:
-                        other = text[:LIMITS.evidence_bytes]
-                        self.transcript.add("raw", other)
-            except Enough:
-                pass
+            if sse:
+                _read_sse(chunks, message, self._oversize, self.transcript.tokens)
+            else:
+                text, big = _read_body(chunks, self.transcript.tokens)
+                if big is not None:
+                    self._oversize(big)
+                elif text.strip().startswith(("{", "[")):
+                    message(text.strip())
+                elif text:
+                    other = text[:LIMITS.evidence_bytes]
+                    self.transcript.add("raw", other)
             status, headers_out = response.status_code, response.headers
         content = ("".join(f"data: {t}\n\n" for t in kept) if sse else "\n".join(kept) or other).encode()
         if kept:
@@ -216,34 +237,60 @@ class HttpServer(Connection):
                               request=httpx.Request("POST", self.url))
 
     def _sender(self) -> None:
+        """Messages are POSTed in order: each waits until the one before has its answer (or its
+        exchange ended), while the rest of that POST's stream is read on in its own thread."""
         while True:
             item = self._outbox.get()
             if item is None:
                 return
             body, message = item
-            request_id = message.get("id") if isinstance(message, dict) and "method" in message else None
-            initializing = isinstance(message, dict) and message.get("method") == "initialize"
-
-            def deliver(text: str, initializing: bool = initializing) -> None:
-                if initializing:
-                    try:
-                        self.protocol_version = json.loads(text)["result"]["protocolVersion"]
-                    except (ValueError, KeyError, TypeError):
-                        pass
-                self._route(text)
-            try:
-                response = self.post(body, self.headers(message), on_message=deliver, answers=request_id)
-            except httpx.TimeoutException:
-                self._no_answer(request_id, None, "no HTTP response in time")
-                continue
-            except (httpx.HTTPError, RuntimeError):  # RuntimeError: the client was closed meanwhile
-                self._closed()
+            done = threading.Event()
+            threading.Thread(target=self._exchange, args=(body, message, done), daemon=True).start()
+            done.wait()
+            if self._stdout_done.is_set():
                 return
+
+    def _exchange(self, body: bytes, message: Any, done: threading.Event) -> None:
+        request_id = message.get("id") if isinstance(message, dict) and "method" in message else None
+        initializing = isinstance(message, dict) and message.get("method") == "initialize"
+        answered = threading.Event()
+        opened: list[httpx.Response] = []
+
+        def headers_in(response: httpx.Response) -> None:
+            opened.append(response)
             if initializing:
                 self.session_id = response.headers.get("mcp-session-id", self.session_id)
+
+        def deliver(text: str, msg_id: Any) -> None:
+            if initializing and msg_id == request_id:
+                try:
+                    self.protocol_version = json.loads(text)["result"]["protocolVersion"]
+                except (ValueError, KeyError, TypeError):
+                    pass
+            self._route(text)
+            if request_id is not None and msg_id == request_id:
+                answered.set()
+                done.set()  # the next message may go; this stream is read on to its end
+                # ... for a while: a stream still open STREAM_GRACE_S after its answer is left
+                # (MCP: the server SHOULD close it once the response is sent).
+                timer = threading.Timer(STREAM_GRACE_S, _close_quietly, args=(opened[-1],) if opened else ())
+                timer.daemon = True
+                timer.start()
+        try:
+            response = self.post(body, self.headers(message), on_message=deliver, on_headers=headers_in,
+                                 wait=self.waits.pop(request_id, None) if isinstance(request_id, str) else None)
+        except httpx.TimeoutException:
+            if not answered.is_set():  # a stream that timed out after its answer lost nothing
+                self._no_answer(request_id, None, "no HTTP response in time")
+        except (httpx.HTTPError, RuntimeError):  # RuntimeError: the client was closed meanwhile
+            if not answered.is_set():
+                self._closed()
+        else:
             texts = messages_of(response)
             if response.status_code >= 400 and not any(_id_of(t) == request_id for t in texts):
                 self._no_answer(request_id, response.status_code, f"HTTP {response.status_code} without a JSON-RPC response")
+        finally:
+            done.set()
 
     def _no_answer(self, request_id: Any, status: int | None, why: str) -> None:
         """Fail a request the server answered at the HTTP level only (e.g. 400, 401) at once.

@@ -20,10 +20,6 @@ CHUNK = 64 * 1024
 _ID = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,20})')
 
 
-class Enough(Exception):
-    """Raised by a line handler: what was awaited has arrived, stop reading."""
-
-
 @dataclass
 class Oversize:
     """A message over the size limit: how long it was, its first bytes, and excerpts around
@@ -99,8 +95,7 @@ def read_lines(source: int | Iterable[bytes], cap: Callable[[], int], on_line: C
     """Read `source` (a file descriptor, or an iterable of byte chunks) to its end, calling
     `on_line(bytes)` per line (without its line end) and `on_oversize(record)` for a line longer
     than `cap()` bytes. Memory stays within about cap() + evidence_bytes + one chunk, whatever
-    the stream holds. `on_line` may raise Enough to stop reading early (the exception is the
-    caller's to catch)."""
+    the stream holds."""
     buf = bytearray()
     big: tuple[bytearray, int, _Watch] | None = None  # (prefix, size, watch) of a line over the cap
 

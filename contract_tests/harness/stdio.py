@@ -81,6 +81,7 @@ class Connection:
         self.oversize: list[Oversize] = []
         self._answered: set[Any] = set()  # request ids whose (first) response the transcript kept
         self.stalled: str | None = None   # why this connection is taken to have stopped answering
+        self.waits: dict[str, float] = {}  # request id -> seconds its caller waits
         self._ids = itertools.count(1)
         self._pending: dict[str, queue.Queue] = {}
         self._lock = threading.Lock()
@@ -208,6 +209,7 @@ class Connection:
         ordinary = timeout is None  # a check that asks for a longer wait expects a slow answer
         timeout = HEALTH.deadline(method, LIMITS.request_timeout if timeout is None else timeout)
         msg_id = f"rc-{next(self._ids)}"
+        self.waits[msg_id] = timeout  # how long its answer may take (HTTP reads its stream as long)
         sent_at = time.monotonic()
         waiter: queue.Queue = queue.Queue()
         with self._lock:
