@@ -10,6 +10,7 @@ from contract_tests.checks import check, check_vector, short, tool_output, struc
 from contract_tests.contracts import load_profile
 from contract_tests.harness.stdio import CLIENT_INFO, protocol_version  # the version the run negotiated
 from contract_tests.harness.upstream import NOTES_PREFIX
+from contract_tests.verdicts import Findings, RequirementFailure
 from contract_tests.section_source_hosted.common import (
     INVALID_PATH, PROFILE, ROLES, TOOL, capture, encoded_component_ok, explicit_cells, failed, http_refusal,
     no_probe_in, one_read, open_session, profiles_mark, read_path, tool_names)
@@ -26,19 +27,31 @@ MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": 
 
 @pytest.mark.req("SSH-AUTH-001", "SSH-AUTH-003")
 def test_no_token_is_refused_and_a_valid_token_gets_a_session(server, client, servers, contract_fixture):
-    """Any refusal conforms (an HTTP 4xx, or a JSON-RPC error); 401 or 403 is the advisory's."""
-    statuses = []
-    for message in (INIT, {"jsonrpc": "2.0", "id": "rc-auth-2", "method": "tools/list", "params": {}}):
-        response = httpx.post(server.url, json=message, headers=MCP_HEADERS, timeout=15)
-        ok, seen = http_refusal(response)
-        check(ok, "SSH-AUTH-001", f"{message['method']} without a token was not refused: {seen}")
-        check('"result"' not in response.text, "SSH-AUTH-001", f"{message['method']} without a token got a result")
-        statuses.append((message["method"], response.status_code))
-    for role in ROLES:
-        conn = open_session(servers, server, contract_fixture, contract_fixture.token(role), req="SSH-AUTH-001")
-        conn.close()
-    odd = [f"{method}: HTTP {status}" for method, status in statuses if status not in (401, 403)]
-    check(not odd, "SSH-AUTH-003", f"a request without a token was refused, but not with HTTP 401 or 403: {odd}")
+    """Any refusal conforms (an HTTP 4xx, or a JSON-RPC error); 401 or 403 is the advisory's, judged
+    on the refusals there were (none: blocked by SSH-AUTH-001)."""
+    refused = []
+    with Findings() as findings:
+        for message in (INIT, {"jsonrpc": "2.0", "id": "rc-auth-2", "method": "tools/list", "params": {}}):
+            response = httpx.post(server.url, json=message, headers=MCP_HEADERS, timeout=15)
+            ok, seen = http_refusal(response)
+            findings.check(ok, "SSH-AUTH-001", f"{message['method']} without a token was not refused: {seen}")
+            findings.check('"result"' not in response.text, "SSH-AUTH-001",
+                           f"{message['method']} without a token got a result")
+            if ok:
+                refused.append((message["method"], response.status_code))
+        for role in ROLES:
+            try:
+                conn = open_session(servers, server, contract_fixture, contract_fixture.token(role), req="SSH-AUTH-001")
+            except RequirementFailure as failure:
+                findings.items.extend(failure.findings)
+                continue
+            conn.close()
+        if refused:
+            odd = [f"{method}: HTTP {status}" for method, status in refused if status not in (401, 403)]
+            findings.check(not odd, "SSH-AUTH-003",
+                           f"a request without a token was refused, but not with HTTP 401 or 403: {odd}")
+        else:
+            findings.block("SSH-AUTH-003", "no request without a token was refused", by="SSH-AUTH-001")
 
 
 # --- ACL, phase 1L -------------------------------------------------------------------
