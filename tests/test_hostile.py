@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from contract_tests.harness.system import process_tree
+
 HERE = Path(__file__).resolve().parent
 SERVER = HERE / "hostile" / "server.py"
 WALL_S = 120
@@ -41,20 +43,6 @@ MODES = {
 }
 
 
-def _children() -> dict[int, list[int]]:
-    tree: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        ppid = int(stat.rsplit(")", 1)[1].split()[1])
-        tree.setdefault(ppid, []).append(int(entry.name))
-    return tree
-
-
 def _rss_kib(pid: int) -> int:
     try:
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
@@ -76,14 +64,9 @@ def _is_server(pid: int) -> bool:
 
 def _suite_rss_kib(root: int) -> int:
     """Resident memory of `root` and its descendants, the hostile server's subtree left out."""
-    tree, total, todo = _children(), 0, [root]
-    while todo:
-        pid = todo.pop()
-        if _is_server(pid):
-            continue
-        total += _rss_kib(pid)
-        todo.extend(tree.get(pid, []))
-    return total
+    tree = process_tree(root)
+    servers = {pid for top in tree if _is_server(top) for pid in process_tree(top)}
+    return sum(_rss_kib(pid) for pid in tree if pid not in servers)
 
 
 def run_measured(tmp_path: Path, args: list[str]) -> tuple[int, str, float, int]:
