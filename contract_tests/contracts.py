@@ -100,6 +100,11 @@ class Profile:
         return dict(self.data.get("limits", {}))
 
     @property
+    def message_limit(self) -> dict[str, Any] | None:
+        """The size the profile's documents set for a message, and the requirement it breaks."""
+        return self.data.get("message_limit")
+
+    @property
     def required_tools(self) -> list[str]:
         return list(self.data["tools"]["required"])
 

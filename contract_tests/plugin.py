@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ import pytest
 from . import contracts, declarations, preflight as preflight_mod, verdicts
 from .expectations import Expectations, ExpectationsError
 from .harness import canaries, limits
-from .harness.stdio import MessageTooLarge, ServerGone, ServerStopped
+from .harness.stdio import BadAnswer, MessageTooLarge, NoResponse, ServerGone, ServerStopped
 from .harness.adapter import KINDS
 from .harness.fixtures import build_for
 from .harness.sdk import SdkClient
@@ -226,6 +227,9 @@ def pytest_configure(config: pytest.Config) -> None:
     except KeyError:
         raise pytest.UsageError(
             f"unknown profile {profile_id!r}; available: {', '.join(contracts.available_profiles())}")
+    if profile.message_limit and config.getoption("--rc-max-message-bytes") is None:
+        # A message the documents allow is never cut short by the suite's own limit.
+        limits.LIMITS.max_message_bytes = max(limits.LIMITS.max_message_bytes, profile.message_limit["bytes"])
     server_url = config.getoption("--server-url")
     if server_url:
         _check_server_url(config, profile, server_url)
@@ -298,6 +302,9 @@ def _protocol_version_option(config: pytest.Config, profile: contracts.Profile) 
     """--protocol-version, checked against the handshake versions the suite knows. On an xdist
     worker, the version the controller's preflight negotiated."""
     negotiated = getattr(config, "workerinput", {}).get("rc_protocol_version")
+    shared = getattr(config, "workerinput", {}).get("rc_stop_file")
+    if shared:
+        os.environ[limits.STOP_FILE] = shared
     if negotiated:
         use_protocol_version(negotiated)
     given = config.getoption("--protocol-version")
@@ -373,6 +380,7 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         return
     state.preflight = preflight_mod.run(state, _fixture_settings(state))
     limits.HEALTH.reset()  # the preflight's unanswered attempts are its own verdict, not the run's
+    _share_the_stop(config)
     if state.preflight.ok and state.preflight.protocol_version:
         use_protocol_version(state.preflight.protocol_version)
         state.protocol_version = state.preflight.protocol_version
@@ -383,10 +391,21 @@ def pytest_sessionstart(session: pytest.Session) -> None:
         pytest.exit(state.preflight.message(), returncode=EXIT_SERVER_UNUSABLE)
 
 
+def _share_the_stop(config: pytest.Config) -> None:
+    """A file in which the run's workers share why the run stopped talking to the server: a
+    worker that sees another's reason blocks its remaining checks at once."""
+    import tempfile
+    folder = tempfile.mkdtemp(prefix="rc-run-")
+    config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
+    os.environ[limits.STOP_FILE] = os.path.join(folder, "stopped")
+
+
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
-    """xdist: every worker speaks the version the preflight negotiated."""
+    """xdist: every worker speaks the version the preflight negotiated, and shares the file in
+    which the run's workers say why it stopped."""
     node.workerinput["rc_protocol_version"] = protocol_version()
+    node.workerinput["rc_stop_file"] = os.environ.get(limits.STOP_FILE, "")
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -538,6 +557,12 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
     verdicts.start_test()
+    state = item.config.stash.get(STATE, None)
+    stopped = limits.HEALTH.check() if state is not None and _is_suite_item(item) else None
+    if stopped and item.nodeid in state.applicable:
+        # Whatever the test would start or send (a server of its own, a raw HTTP request, a
+        # command), the run has stopped talking to the server: blocked, with the reason.
+        raise ServerStopped(stopped)
 
 
 @pytest.hookimpl(wrapper=True)
@@ -553,7 +578,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         exc = call.excinfo.value if call.excinfo is not None else None
         if isinstance(exc, RequirementFailure):
             findings = exc.findings
-        elif isinstance(exc, (ServerStopped, ServerGone, MessageTooLarge)) and _cut_short(exc, state):
+        elif isinstance(exc, (ServerStopped, ServerGone, MessageTooLarge, NoResponse, BadAnswer)) \
+                and _cut_short(exc, state):
             findings = [*getattr(exc, "rc_findings", []), *_cut_short(exc, state)(ids)]
         elif verdicts.server_side(exc):
             text = esc(verdicts.exception_text(exc) if exc is not None else str(report.longrepr), 600)
@@ -584,15 +610,31 @@ SIZE_REQUIREMENT = "MCP-SIZE-001"
 def _cut_short(exc: BaseException, state: SuiteState):
     """For a test the server cut short without it being the test's finding, a function from the
     test's ids to its findings: the run stopped talking to the server (blocked, by the reason),
-    the server had exited before the test began (blocked), or it answered with a message over
+    the server had exited before the test began (blocked), a request got no answer within the
+    suite's deadline (blocked: the documents set none), it answered a POST with a body that is
+    not JSON-RPC (MCP-RPC-003's finding; the rest blocked by it), or with a message over
     the size limit (MCP-SIZE-001's finding; the rest blocked by it). None otherwise."""
     if isinstance(exc, ServerStopped):
         return lambda ids: [Finding(req, str(exc), None, None, "blocked", "the run stopped") for req in ids]
     if isinstance(exc, ServerGone) and exc.earlier:
         return lambda ids: [Finding(req, str(exc), None, None, "blocked", "the server exited") for req in ids]
+    if isinstance(exc, NoResponse):
+        # The documents set no deadline (a check of one that they do set catches NoResponse
+        # itself): a request left unanswered is not evidence against what the test checks.
+        return lambda ids: [Finding(req, str(exc), None, None, "blocked", "no answer in time") for req in ids]
+    if isinstance(exc, BadAnswer):
+        rpc = "MCP-RPC-003" if "MCP-RPC-003" in state.profile.requirements else None
+        return lambda ids: ([Finding(rpc, str(exc))] if rpc else []) + [
+            Finding(req, str(exc), None, None, "blocked", rpc or "an answer that is not JSON-RPC")
+            for req in ids if req != rpc]
     if isinstance(exc, MessageTooLarge):
-        size = SIZE_REQUIREMENT if SIZE_REQUIREMENT in state.profile.requirements else None
+        limit = state.profile.message_limit
         evidence = f"{exc} (its start: {esc(exc.record.prefix.decode('utf-8', 'replace'), 200)})"
+        if limit and exc.record.size > limit["bytes"]:
+            size = limit["requirement"]  # over a size the profile's documents set: their finding
+            evidence = f"{evidence}; over {limit['bytes']:,} bytes: {limit.get('note', 'the limit the documents set')}"
+        else:
+            size = SIZE_REQUIREMENT if SIZE_REQUIREMENT in state.profile.requirements else None
         return lambda ids: ([Finding(size, evidence)] if size else []) + [
             Finding(req, str(exc), None, None, "blocked", size or "a message over the size limit")
             for req in ids if req != size]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import unicodedata
+from collections import Counter
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
@@ -251,34 +252,56 @@ class Findings:
     nowhere in the run is an unexpected pass (the report decides, over the whole run).
     """
 
+    # Findings one test keeps in memory; past it they are counted per requirement, and one
+    # finding says how many more there were (whatever a server sends, a sweep stays small).
+    KEPT = 1_000
+    MESSAGE_CHARS = 4_000
+
     def __init__(self) -> None:
         self.items: list[Finding] = []
+        self._failed: set[tuple[str, str | None]] = set()
+        self._dropped: Counter[tuple[str, str, str | None]] = Counter()
 
     def wants(self, case: str | None) -> bool:
         return SELECTION.wants(case)
+
+    def _add(self, finding: Finding) -> None:
+        if finding.kind == "fail":
+            self._failed.add((finding.req, finding.case))
+        if len(self.items) < self.KEPT:
+            if len(finding.message) > self.MESSAGE_CHARS:
+                finding = Finding(finding.req, finding.message[:self.MESSAGE_CHARS] + " [...]", finding.case,
+                                  finding.request, finding.kind, finding.by)
+            self.items.append(finding)
+        else:
+            self._dropped[finding.req, finding.kind, finding.by] += 1
 
     def check(self, condition: Any, req: str, message: str, *, case: str | None = None,
               request: str | None = None) -> bool:
         _checked(req, case)
         if condition:
             return True
-        self.items.append(Finding(req, message, case, request))
+        self._add(Finding(req, message, case, request))
         return False
 
     def fail(self, req: str, message: str, *, case: str | None = None, request: str | None = None) -> None:
         _checked(req, case)
-        self.items.append(Finding(req, message, case, request))
+        self._add(Finding(req, message, case, request))
 
     def block(self, req: str, why: str, *, by: str | None = None, case: str | None = None,
               request: str | None = None) -> None:
         """`req` (or one case of it) could not be checked: a precondition did not hold."""
-        self.items.append(Finding(req, why, case, request, "blocked", by))
+        self._add(Finding(req, why, case, request, "blocked", by))
 
     def failed(self, req: str | None = None, case: str | None = None) -> bool:
-        return any((req is None or f.req == req) and (case is None or f.case == case) and f.kind == "fail"
-                   for f in self.items)
+        kept = ((f.req, f.case) for f in self.items if f.kind == "fail")  # some callers extend items
+        return any((req is None or r == req) and (case is None or c == case) for r, c in (*self._failed, *kept))
 
     def close(self) -> None:
+        for (req, kind, by), count in sorted(self._dropped.items(), key=str):
+            self.items.append(Finding(req, f"... and {count:,} more findings not kept (the suite keeps "
+                                           f"{self.KEPT:,} per test)", None, None, kind, by))
+        self._dropped.clear()
         if self.items:
             failure = RequirementFailure(self.items)
             failure.complete = True  # raised after every check of the block ran

@@ -23,14 +23,7 @@ SERVER = HERE / "hostile" / "server.py"
 WALL_S = 120
 RSS_LIMIT_KIB = 1024 * 1024
 
-# (transport, mode) -> words the run's output must carry (the symptom, named). Over stdio the
-# retrieval-tools profile; over Streamable HTTP section-source-local (retrieval-tools is stdio only).
-HTTP_MODES = {
-    "hang": ["stopped answering"],
-    "huge": ["over the", "MCP-SIZE-001"],
-    "sse-open": [],
-    "sse-endless": ["stopped answering"],
-}
+# mode -> words the run's output must carry (the symptom, named), per transport.
 MODES = {
     "hang": ["stopped answering"],
     "huge": ["over the", "MCP-SIZE-001"],
@@ -41,6 +34,65 @@ MODES = {
     "garbage": ["MCP-RPC-003"],
     "stderr-gig": ["stderr lines past the caps"],
 }
+HTTP_MODES = {**MODES, "garbage": [], "sse-open": [], "sse-endless": ["stopped answering"]}
+# Modes of the implementation's other commands (an index or load command), for the profiles
+# that run one: the server answers with errors, the command hangs or floods.
+COMMAND_MODES = {"cmd-hang": ["not run again"], "cmd-flood": []}
+
+
+def _hostile(mode: str, profile: str, *extra: str) -> str:
+    return " ".join([f"{{python}} {SERVER} {mode} --profile {profile}", *extra])
+
+
+def target_args(profile: str, transport: str, mode: str) -> list[str]:
+    """The suite's arguments for one hostile run: the server in `mode`, and every further
+    command the profile runs (vault-agent's index, serve and public; open-notebook's load)."""
+    http = ("--http", "--port", "{port}")
+    args = ["--profile", profile, "--transport", transport,
+            "--server-cmd", _hostile(mode, profile, *(http if transport == "http" else ()))]
+    if profile == "section-source-hosted":
+        args += ["--phase", "1K"]
+    if profile == "vault-agent":
+        args += ["--rc-command", f"index={_hostile(mode, profile, '--role', 'command')}",
+                 "--rc-command", f"serve={_hostile(mode, profile, *http)}",
+                 "--rc-command", f"public={_hostile(mode, profile, *http)}"]
+    if profile == "open-notebook":
+        args += ["--load-cmd", _hostile(mode, profile, "--role", "command")]
+    return args
+
+
+# Every profile's transports (section-source-hosted in one phase: the phases differ in what the
+# server must do, not in how the suite reaches it).
+TARGETS = [("retrieval-tools", "stdio"), ("section-source-local", "stdio"), ("section-source-local", "http"),
+           ("section-source-hosted", "http"), ("vault-agent", "stdio"), ("vault-agent", "http"),
+           ("open-notebook", "stdio"), ("open-notebook", "http")]
+COMMANDS = {"vault-agent", "open-notebook"}
+
+
+def modes_of(profile: str, transport: str) -> dict[str, list[str]]:
+    modes = dict(HTTP_MODES if transport == "http" else MODES)
+    if profile in COMMANDS and transport == "stdio":  # the commands are the same over either transport
+        modes.update(COMMAND_MODES)
+    return modes
+
+
+def full_matrix() -> list[tuple[str, str, str]]:
+    return [(p, t, m) for p, t in TARGETS for m in sorted(modes_of(p, t))]
+
+
+def cover() -> list[tuple[str, str, str]]:
+    """Every mode of every transport once, and every target at least once: mode i of a
+    transport's sorted modes goes to the transport's targets in turn (the full matrix runs with
+    RC_HOSTILE_MATRIX=full; docs/troubleshooting.md has its figures)."""
+    cases = []
+    for transport in ("stdio", "http"):
+        targets = [(p, t) for p, t in TARGETS if t == transport]
+        modes = sorted(set().union(*(modes_of(p, t) for p, t in targets)))
+        for i, mode in enumerate(modes):
+            able = [(p, t) for p, t in targets if mode in modes_of(p, t)]
+            profile, _ = able[i % len(able)]
+            cases.append((profile, transport, mode))
+    return cases
 
 
 def _rss_kib(pid: int) -> int:
@@ -100,30 +152,26 @@ def one_at_a_time(tmp_path_factory):
         fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-CASES = [("stdio", mode) for mode in sorted(MODES)] + [("http", mode) for mode in sorted(HTTP_MODES)]
+CASES = full_matrix() if os.environ.get("RC_HOSTILE_MATRIX") == "full" else cover()
 
 
-@pytest.mark.parametrize("transport,mode", CASES, ids=[f"{t}-{m}" for t, m in CASES])
-def test_a_hostile_server_gets_a_bounded_run_and_a_report(tmp_path, transport, mode, one_at_a_time):
-    if transport == "stdio":
-        profile, command, expected = "retrieval-tools", f"{{python}} {SERVER} {mode} --profile retrieval-tools", MODES
-    else:
-        profile, expected = "section-source-local", HTTP_MODES
-        command = f"{{python}} {SERVER} {mode} --profile {profile} --http --port {{port}}"
-    code, output, wall, peak = run_measured(tmp_path, ["--profile", profile, "--transport", transport,
-                                                       "--server-cmd", command, "-n", "2"])
-    mode = f"{transport} {mode}"
-    line = f"hostile {mode}: exit {code}, {wall:.1f} s, peak RSS of the suite's processes {peak / 1024:.0f} MiB"
-    print(line)
+@pytest.mark.parametrize("profile,transport,mode", CASES, ids=[f"{p}-{t}-{m}" for p, t, m in CASES])
+def test_a_hostile_server_gets_a_bounded_run_and_a_report(tmp_path, profile, transport, mode, one_at_a_time):
+    code, output, wall, peak = run_measured(tmp_path, [*target_args(profile, transport, mode), "-n", "2"])
+    name = f"{profile} {transport} {mode}"
+    report = tmp_path / "report" / "results.json"
+    results = json.loads(report.read_text()) if report.is_file() else {}
     if os.environ.get("RC_HOSTILE_LOG"):
         with open(os.environ["RC_HOSTILE_LOG"], "a", encoding="utf-8") as log:
-            log.write(line + "\n")
-    assert wall < WALL_S, f"{mode}: the run took {wall:.0f} s\n{output[-3000:]}"
-    assert peak < RSS_LIMIT_KIB, f"{mode}: the suite's processes reached {peak / 1024:.0f} MiB resident"
-    assert code not in (0, 8), f"{mode}: exit {code}\n{output[-3000:]}"
-    for name in ("results.json", "results.md", "results.html"):
-        assert (tmp_path / "report" / name).is_file(), f"{mode}: no {name}\n{output[-3000:]}"
-    results = json.loads((tmp_path / "report" / "results.json").read_text())
-    assert not results["suite_errors"], f"{mode}: suite errors {results['suite_errors']}"
-    for words in expected[mode.split(" ", 1)[1]]:
-        assert words in output, f"{mode}: the output does not say {words!r}\n{output[-3000:]}"
+            log.write(json.dumps({"profile": profile, "transport": transport, "mode": mode, "exit": code,
+                                  "wall_s": round(wall, 1), "peak_mib": round(peak / 1024),
+                                  "stopped": results.get("run_stopped", [])}) + "\n")
+    print(f"hostile {name}: exit {code}, {wall:.1f} s, peak RSS of the suite's processes {peak / 1024:.0f} MiB")
+    assert wall < WALL_S, f"{name}: the run took {wall:.0f} s\n{output[-3000:]}"
+    assert peak < RSS_LIMIT_KIB, f"{name}: the suite's processes reached {peak / 1024:.0f} MiB resident"
+    assert code not in (0, 8), f"{name}: exit {code}\n{output[-3000:]}"
+    for file in ("results.json", "results.md", "results.html"):
+        assert (tmp_path / "report" / file).is_file(), f"{name}: no {file}\n{output[-3000:]}"
+    assert not results["suite_errors"], f"{name}: suite errors {results['suite_errors']}"
+    for words in modes_of(profile, transport)[mode]:
+        assert words in output, f"{name}: the output does not say {words!r}\n{output[-3000:]}"

@@ -270,3 +270,19 @@ def test_pytest_fail_is_the_suites_and_server_fault_is_the_servers():
     assert verdicts.server_side(verdicts.ServerFault("no answer"))
     assert not verdicts.server_side(Failed("stray pytest.fail"))
     assert not verdicts.server_side(KeyError("tampered"))
+
+
+def test_a_sweep_keeps_a_bounded_number_of_findings_and_counts_the_rest():
+    from contract_tests.verdicts import Findings, RequirementFailure
+    findings = Findings()
+    for i in range(Findings.KEPT + 250):
+        findings.fail("X-1", "y" * 10_000, case=f"c{i}")
+    findings.block("X-2", "not checked", by="X-1")
+    assert findings.failed("X-1", case=f"c{Findings.KEPT + 10}")  # counted though not kept
+    with pytest.raises(RequirementFailure) as raised:
+        findings.close()
+    items = raised.value.findings
+    assert len(items) == Findings.KEPT + 2
+    assert all(len(f.message) <= Findings.MESSAGE_CHARS + 6 for f in items)
+    assert items[-2].req == "X-1" and "250 more" in items[-2].message and items[-2].kind == "fail"
+    assert items[-1].req == "X-2" and items[-1].kind == "blocked" and items[-1].by == "X-1"

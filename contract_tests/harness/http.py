@@ -21,7 +21,7 @@ import httpx
 
 from .limits import LIMITS
 from .reader import Oversize, _Watch, read_lines
-from .stdio import Connection, ServerGone
+from .stdio import BadAnswer, Connection, ServerGone
 from .transcript import Transcript
 
 PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion"
@@ -287,8 +287,12 @@ class HttpServer(Connection):
                 self._closed()
         else:
             texts = messages_of(response)
-            if response.status_code >= 400 and not any(_id_of(t) == request_id for t in texts):
+            answers = any(_id_of(t) == request_id for t in texts)
+            if response.status_code >= 400 and not answers:
                 self._no_answer(request_id, response.status_code, f"HTTP {response.status_code} without a JSON-RPC response")
+            elif request_id is not None and not answers and not answered.is_set() \
+                    and "text/event-stream" not in response.headers.get("content-type", ""):
+                self._bad_answer(request_id, response)
         finally:
             done.set()
 
@@ -302,6 +306,19 @@ class HttpServer(Connection):
             return
         self._route(json.dumps({"jsonrpc": "2.0", "id": request_id, "rc_http_status": status,
                                 "error": {"code": -32000, "message": f"[harness] {why}"}}))
+
+    def _bad_answer(self, request_id: Any, response: httpx.Response) -> None:
+        """A 2xx body that does not answer the request it was posted with (not JSON, or JSON
+        without the request's id): kept as what the server sent, and the request fails at once
+        with BadAnswer (an SSE stream that ends without the answer is left to the deadline: MCP
+        lets a client resume a broken stream)."""
+        body = response.content.decode("utf-8", "replace")
+        if not body.strip().startswith(("{", "[")):  # JSON was recorded as it came
+            self.transcript.add("stdout", body[:LIMITS.evidence_bytes], force=True)
+        why = (f"HTTP {response.status_code} {response.headers.get('content-type', 'without a content type')} "
+               f"whose body is not a JSON-RPC response to it: {body[:120]!r}")
+        self._route(json.dumps({"jsonrpc": "2.0", "id": request_id, BadAnswer.MARK: why,
+                                "error": {"code": -32603, "message": f"[harness] {why}", "data": {BadAnswer.MARK: why}}}))
 
     def send_bytes(self, data: bytes) -> None:
         self.transcript.add("sent", data.decode("utf-8", "replace"))

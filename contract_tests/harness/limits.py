@@ -12,6 +12,7 @@ seconds instead of each waiting out its own deadline.
 from __future__ import annotations
 
 import threading
+import os
 import time
 from dataclasses import dataclass
 
@@ -74,7 +75,7 @@ class Health:
             slow = seconds >= threshold
             self.slow = self.slow + 1 if slow else 0
             if self.stopped is None and self.slow >= LIMITS.slow_limit:
-                self.stopped = (f"the server answers too slowly to finish the run: {self.slow} requests in a row "
+                self._stop(f"the server answers too slowly to finish the run: {self.slow} requests in a row "
                                 f"each took {threshold:g} s or more (the last, {method}, "
                                 f"{seconds:.1f} s)")
 
@@ -86,7 +87,7 @@ class Health:
             count, total = count + 1, total + waited
             self.silent[method] = (count, total)
             if self.stopped is None and (count >= LIMITS.unanswered_limit or total >= LIMITS.unanswered_seconds):
-                self.stopped = (f"the server stopped answering: {count} {method} request{'s' if count > 1 else ''} "
+                self._stop(f"the server stopped answering: {count} {method} request{'s' if count > 1 else ''} "
                                 f"in a row got no answer ({total:g} s waited)")
 
     def stalled(self, what: str) -> None:
@@ -95,7 +96,7 @@ class Health:
         with self._lock:
             self.stalls += 1
             if self.stopped is None and self.stalls >= LIMITS.unanswered_limit:
-                self.stopped = (f"the server stops answering: {self.stalls} of the servers the run started stopped "
+                self._stop(f"the server stops answering: {self.stalls} of the servers the run started stopped "
                                 f"answering mid-run (the last: {what})")
 
     def oversized(self, method: str, size: int) -> None:
@@ -106,7 +107,7 @@ class Health:
             count, total = self.silent.get(method, (0, 0.0))
             self.silent[method] = (count + 1, total)
             if self.stopped is None and count + 1 >= LIMITS.unanswered_limit:
-                self.stopped = (f"the server stopped giving usable answers: {count + 1} {method} requests in a row "
+                self._stop(f"the server stopped giving usable answers: {count + 1} {method} requests in a row "
                                 f"were answered with a message over the {LIMITS.max_message_bytes:,}-byte limit "
                                 f"(the last {size:,} bytes)")
 
@@ -122,17 +123,43 @@ class Health:
     def stop(self, why: str) -> None:
         with self._lock:
             if self.stopped is None:
-                self.stopped = why
+                self._stop(why)
+
+    def _stop(self, why: str) -> None:
+        """(Lock held.) The run stops here, and in every other worker of the run: the reason is
+        left in the run's shared file, which `check` reads."""
+        self.stopped = why
+        shared = os.environ.get(STOP_FILE)
+        if shared:
+            try:
+                with open(shared, "x", encoding="utf-8") as handle:  # the first reason stands
+                    handle.write(why)
+            except OSError:
+                pass
 
     def check(self) -> str | None:
-        """Why the run has stopped, if it has (the budget is checked here too)."""
+        """Why the run has stopped, if it has: here, in another worker, or by the budget."""
         budget = LIMITS.run_budget
         if self.stopped is None and budget is not None and time.monotonic() - self.started > budget:
             self.stop(f"the run budget of {budget:g} s is spent")
+        shared = os.environ.get(STOP_FILE)
+        if self.stopped is None and shared and os.path.exists(shared):
+            try:
+                with open(shared, encoding="utf-8") as handle:
+                    why = handle.read(2000)
+            except OSError:
+                why = ""
+            with self._lock:
+                if self.stopped is None:
+                    self.stopped = why or "another worker of the run stopped talking to the server"
         return self.stopped
 
 
 HEALTH = Health()
+
+# The environment variable naming the file in which a run's workers share why it stopped (set
+# by the controller before its workers start; a run without workers has it too).
+STOP_FILE = "RC_STOP_FILE"
 
 
 def configure(request_timeout: float | None = None, max_message_bytes: int | None = None,

@@ -19,7 +19,7 @@ from mcp import ClientSession
 from mcp.shared.message import SessionMessage
 
 from .limits import COUNTED, HEALTH, LIMITS
-from .stdio import Connection, ServerStopped, protocol_version
+from .stdio import BadAnswer, Connection, NoResponse, ServerStopped, protocol_version
 
 
 def dump(model: Any) -> dict[str, Any]:
@@ -90,11 +90,17 @@ class SdkClient:
                 return await fn(*args, **kwargs)
         try:
             result = self.portal.call(bounded)
-        except TimeoutError:
+        except TimeoutError as exc:
             HEALTH.not_answered(method, timeout)
             if method in COUNTED:
                 self.server.stalled = f"no answer to {method} within {timeout:g} s"
                 HEALTH.stalled(self.server.stalled)
+            raise NoResponse(f"no response to {method or 'a request'} within {timeout:g} s") from exc
+        except MCPError as exc:
+            data = exc.error.data
+            if isinstance(data, dict) and BadAnswer.MARK in data:  # made by the HTTP harness
+                HEALTH.answered(method, time.monotonic() - started)
+                raise BadAnswer(f"the answer to {method} was {data[BadAnswer.MARK]}") from None
             raise
         HEALTH.answered(method, time.monotonic() - started)
         return result

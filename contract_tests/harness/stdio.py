@@ -55,6 +55,13 @@ class ServerStopped(RuntimeError):
     spent): no request is sent, and the check that needed one is blocked for that reason."""
 
 
+class BadAnswer(RuntimeError):
+    """Over HTTP, the POST that carried a request was answered (2xx) with a body that is not a
+    JSON-RPC message answering it: the request has no answer, and MCP-RPC-003 is broken."""
+
+    MARK = "rc_bad_answer"  # the harness-made error's data, for an SDK session to recognise
+
+
 class MessageTooLarge(RuntimeError):
     """The server answered with one message over LIMITS.max_message_bytes; the suite kept its
     first bytes (`record.prefix`) and never held the rest."""
@@ -235,6 +242,8 @@ class Connection:
                 self._pending.pop(msg_id, None)
         if response is None:
             raise ServerGone(f"the server exited or closed its output before answering {method}{self._exit_note()}")
+        if isinstance(response, dict) and BadAnswer.MARK in response:
+            raise BadAnswer(f"the answer to {method} was {response[BadAnswer.MARK]}")
         if isinstance(response, Oversize):
             HEALTH.oversized(method, response.size)
             raise MessageTooLarge(method, response)

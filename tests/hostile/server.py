@@ -1,24 +1,31 @@
-"""A hostile MCP server for the suite's self-tests: it speaks just enough MCP over stdio (raw
-JSON-RPC, no SDK, so it can misbehave freely) to get past the preflight, lists the profile's
-tools, and then does what its mode says. Every mode is something a broken server in the wild
-does; the suite must survive each with a bounded run, a report and a clear message.
+"""A hostile MCP server for the suite's self-tests: it speaks just enough MCP over stdio or
+Streamable HTTP (raw JSON-RPC, no SDK, so it can misbehave freely) to get past the preflight,
+lists the profile's tools, and then does what its mode says. Every mode is something a broken
+server in the wild does; the suite must survive each with a bounded run, a report and a clear
+message.
 
     python tests/hostile/server.py MODE --profile PROFILE [--after N] [--http --port PORT]
+    python tests/hostile/server.py MODE --role command      (as an index or load command)
 
-Modes:
+Modes, over stdio and HTTP alike:
   hang        answers initialize and tools/list, never tools/call
   huge        answers every tools/call with one 100 MB text result
-  notify      after initialize, sends 1,000,000 notifications, then answers calls with errors
+  notify      sends 1,000,000 notifications (stdio: after initialize; HTTP: on the first
+              tools/call's SSE stream, before its answer), and answers calls with errors
   slowloris   answers every request, but only after 10 seconds
   exit-half   answers calls with errors, and exits after --after tool calls (default 20)
-  mid-message answers --after calls, then writes half a message and never ends it
-  garbage     writes binary garbage on stdout after every answer
+  mid-message answers --after calls, then writes half a message and never ends it (HTTP: a body
+              shorter than its Content-Length, the connection held open)
+  garbage     stdio: writes binary garbage on stdout after every answer; HTTP: answers every
+              tools/call with a body of binary garbage
   stderr-gig  writes 1 GB to stderr (64 KiB lines) while answering calls with errors
-
-Over Streamable HTTP (--http), for tools/call: `hang` never answers the POST, `huge` answers
-with a 100 MB JSON body, and
+HTTP only, for tools/call:
   sse-open    answers on an SSE stream it then holds open forever
   sse-endless answers on an SSE stream of notifications that never ends (no answer in it)
+The implementation's other commands (an index or load command, `--role command`) exit 0 at
+once in the modes above; in these two the server answers calls with errors and the command:
+  cmd-hang    never exits (nor does the child it starts)
+  cmd-flood   writes 512 MB to stdout and 512 MB to stderr in 1 MiB lines, then exits 0
 """
 
 from __future__ import annotations
@@ -73,8 +80,35 @@ def answer(message: dict, tools: list[dict]) -> dict | None:
     return {"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32601, "message": "hostile: no such method"}}
 
 
-def serve_http(mode: str, port: int, tools: list[dict]) -> int:
+NOTE = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "hostile flood"}}
+FLOOD = 1_000_000
+
+
+def huge_answer(msg_id) -> tuple[bytes, bytes]:
+    """The head and tail of a tools/call answer whose text (between them) is 100 MB of `x`."""
+    head = json.dumps({"jsonrpc": "2.0", "id": msg_id, "result": {"content": [{"type": "text", "text": ""}]}})
+    cut = head.index('"text": "') + len('"text": "')
+    return head[:cut].encode(), head[cut:].encode()
+
+
+def stderr_gig() -> None:
+    line = b"e" * (64 * 1024 - 1) + b"\n"
+    err = sys.stderr.buffer
+    for _ in range(16 * 1024):  # 1 GiB
+        err.write(line)
+    err.flush()
+
+
+def half_message(msg_id) -> bytes:
+    return b'{"jsonrpc": "2.0", "id": ' + json.dumps(msg_id).encode() + b', "result": {"content": [{"ty'
+
+
+def serve_http(mode: str, port: int, tools: list[dict], after: int) -> int:
+    import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    calls = {"n": 0}
+    lock = threading.Lock()
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -82,11 +116,15 @@ def serve_http(mode: str, port: int, tools: list[dict]) -> int:
         def log_message(self, *args) -> None:
             pass
 
-        def _json(self, status: int, body: bytes) -> None:
+        def _head(self, status: int, content_type: str, length: int | None) -> None:
             self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Content-Type", content_type)
+            if length is not None:
+                self.send_header("Content-Length", str(length))
             self.end_headers()
+
+        def _json(self, status: int, body: bytes) -> None:
+            self._head(status, "application/json", len(body))
             self.wfile.write(body)
 
         def do_DELETE(self) -> None:
@@ -94,6 +132,8 @@ def serve_http(mode: str, port: int, tools: list[dict]) -> int:
 
         def do_POST(self) -> None:
             message = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"null")
+            if mode == "slowloris":
+                time.sleep(10)
             if not isinstance(message, dict) or message.get("method") != "tools/call":
                 reply = answer(message, tools)
                 if reply is None:
@@ -103,28 +143,69 @@ def serve_http(mode: str, port: int, tools: list[dict]) -> int:
                     return
                 self._json(200, json.dumps(reply).encode())
                 return
+            with lock:
+                calls["n"] += 1
+                n = calls["n"]
+            msg_id = message.get("id")
             if mode == "hang":
                 time.sleep(3600)
             if mode == "huge":
-                head = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": {
-                    "content": [{"type": "text", "text": "x" * (100 * 1024 * 1024)}]}}).encode()
-                self._json(200, head)
+                head, tail = huge_answer(msg_id)
+                block = b"x" * (1024 * 1024)
+                self._head(200, "application/json", len(head) + 100 * len(block) + len(tail))
+                self.wfile.write(head)
+                for _ in range(100):
+                    self.wfile.write(block)
+                self.wfile.write(tail)
                 return
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.end_headers()
-            if mode == "sse-open":
-                self.wfile.write(b"data: " + json.dumps(error_result(message["id"])).encode() + b"\n\n")
+            if mode == "exit-half" and n > after:
+                os._exit(3)
+            if mode == "mid-message" and n > after:
+                body = json.dumps(error_result(msg_id)).encode()
+                self._head(200, "application/json", len(body))
+                self.wfile.write(body[: len(body) // 2])
                 self.wfile.flush()
                 time.sleep(3600)
-            note = b"data: " + json.dumps({"jsonrpc": "2.0", "method": "notifications/message",
-                                           "params": {"level": "info", "data": "hostile"}}).encode() + b"\n\n"
-            while True:  # sse-endless
-                self.wfile.write(note * 100)
+            if mode == "garbage":
+                self._json(200, os.urandom(4096) + b"\n\x00\xff\xfe garbage \x1b[31m\n")
+                return
+            if mode == "stderr-gig" and n == 1:
+                stderr_gig()
+            if mode in ("sse-open", "sse-endless") or (mode == "notify" and n == 1):
+                self._head(200, "text/event-stream", None)
+                event = b"data: " + json.dumps(NOTE).encode() + b"\n\n"
+                if mode == "sse-endless":
+                    while True:
+                        self.wfile.write(event * 100)
+                        self.wfile.flush()
+                if mode == "notify":
+                    for _ in range(FLOOD // 1000):
+                        self.wfile.write(event * 1000)
+                self.wfile.write(b"data: " + json.dumps(error_result(msg_id)).encode() + b"\n\n")
                 self.wfile.flush()
+                if mode == "sse-open":
+                    time.sleep(3600)
+                self.close_connection = True
+                return
+            self._json(200, json.dumps(error_result(msg_id)).encode())
 
     ThreadingHTTPServer.daemon_threads = True
     ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
+    return 0
+
+
+def run_command(mode: str) -> int:
+    """As the implementation's index or load command."""
+    if mode == "cmd-hang":
+        import subprocess
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
+        time.sleep(3600)
+    if mode == "cmd-flood":
+        line = b"f" * (1024 * 1024 - 1) + b"\n"
+        for stream in (sys.stdout.buffer, sys.stderr.buffer):
+            for _ in range(512):
+                stream.write(line)
+            stream.flush()
     return 0
 
 
@@ -132,14 +213,17 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("mode")
     parser.add_argument("--profile", default="retrieval-tools")
+    parser.add_argument("--role", choices=["server", "command"], default="server")
     parser.add_argument("--after", type=int, default=20)
     parser.add_argument("--http", action="store_true")
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("ignored", nargs="*")
     args, _unknown = parser.parse_known_args()
+    if args.role == "command":
+        return run_command(args.mode)
     tools = tools_of(args.profile)
     if args.http:
-        return serve_http(args.mode, args.port, tools)
+        return serve_http(args.mode, args.port, tools, args.after)
     calls = 0
     for raw in sys.stdin.buffer:
         try:
@@ -151,53 +235,35 @@ def main() -> int:
         msg_id, method = message["id"], message.get("method")
         if args.mode == "slowloris":
             time.sleep(10)
-        if method == "initialize":
-            asked = (message.get("params") or {}).get("protocolVersion")
-            send({"jsonrpc": "2.0", "id": msg_id, "result": {
-                "protocolVersion": asked if asked in VERSIONS else VERSIONS[0],
-                "capabilities": {"tools": {}}, "serverInfo": {"name": "hostile", "version": "0"}}})
-            if args.mode == "notify":
-                line = (json.dumps({"jsonrpc": "2.0", "method": "notifications/message",
-                                    "params": {"level": "info", "data": "hostile flood"}}) + "\n").encode()
-                for _ in range(1000):
-                    write(line * 1000)
-            continue
-        if method == "tools/list":
-            send({"jsonrpc": "2.0", "id": msg_id, "result": {"tools": tools}})
-            continue
-        if method == "ping":
-            send({"jsonrpc": "2.0", "id": msg_id, "result": {}})
-            continue
         if method != "tools/call":
-            send({"jsonrpc": "2.0", "id": msg_id, "error": {"code": -32601, "message": "hostile: no such method"}})
+            send(answer(message, tools))
+            if method == "initialize" and args.mode == "notify":
+                line = (json.dumps(NOTE) + "\n").encode()
+                for _ in range(FLOOD // 1000):
+                    write(line * 1000)
             continue
         calls += 1
         if args.mode == "hang":
             continue
         if args.mode == "huge":
-            head = json.dumps({"jsonrpc": "2.0", "id": msg_id, "result": {"content": [{"type": "text", "text": ""}]}})
-            cut = head.index('"text": "') + len('"text": "')
-            write(head[:cut].encode())
+            head, tail = huge_answer(msg_id)
+            write(head)
             block = b"x" * (1024 * 1024)
             for _ in range(100):
                 write(block)
-            write(head[cut:].encode() + b"\n")
+            write(tail + b"\n")
             continue
         if args.mode == "exit-half" and calls > args.after:
             os._exit(3)
         if args.mode == "mid-message" and calls > args.after:
-            write(b'{"jsonrpc": "2.0", "id": ' + json.dumps(msg_id).encode() + b', "result": {"content": [{"ty')
+            write(half_message(msg_id))
             while True:
                 time.sleep(60)
         send(error_result(msg_id))
         if args.mode == "garbage":
             write(os.urandom(4096) + b"\n\x00\xff\xfe garbage \x1b[31m\n")
         if args.mode == "stderr-gig" and calls == 1:
-            line = b"e" * (64 * 1024 - 1) + b"\n"
-            err = sys.stderr.buffer
-            for _ in range(16 * 1024):  # 1 GiB
-                err.write(line)
-            err.flush()
+            stderr_gig()
     return 0
 
 

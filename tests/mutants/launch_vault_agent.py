@@ -96,6 +96,15 @@ def va_allow_large_ignored():
     validate.flag = lambda args, name: False if name == "allowLarge" else original(args, name)
 
 
+@mutant("VA-SIZE-004", profile=PROFILE)
+def va_payload_cap_ignored():
+    """The 50 MiB MCP cap is never applied: a 64 MiB download with allowLarge is sent whole
+    (a message of about 170 MiB, which the suite never holds)."""
+    original = core.Core.check_download
+    core.Core.check_download = staticmethod(lambda st, allow_large, cap: original(st, allow_large, None))
+    mcp_server.MCP_PAYLOAD_CAP = 1 << 40  # and the whole result's check after it
+
+
 @mutant("VA-SIZE-005", profile=PROFILE)
 def va_cap_after_full_read():
     """The 50 MiB MCP cap is checked after the file was read and base64-encoded."""
