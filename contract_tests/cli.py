@@ -17,7 +17,8 @@ import pytest
 PACKAGE = Path(__file__).resolve().parent
 # Short names of the console script mapped to the plugin's prefixed options.
 ALIASES = {"--strict": "--rc-strict", "--request-timeout": "--rc-request-timeout",
-           "--max-message-bytes": "--rc-max-message-bytes", "--run-budget": "--rc-run-budget"}
+           "--command-timeout": "--rc-command-timeout", "--max-message-bytes": "--rc-max-message-bytes",
+           "--run-budget": "--rc-run-budget"}
 
 
 def _selects_tests(args: list[str]) -> bool:

@@ -135,10 +135,10 @@ def flood_note(server: Any) -> str | None:
     return "; ".join(parts) or None
 DECLARED = pytest.StashKey[str | None]()
 # Options that shape a run, repeated on its rerun lines (by the console script's short names).
-SHAPING = ("--declare", "--expectations", "--load-cmd", "--rc-request-timeout", "--rc-max-message-bytes",
-           "--rc-run-budget")
-SHORT = {"--rc-request-timeout": "--request-timeout", "--rc-max-message-bytes": "--max-message-bytes",
-         "--rc-run-budget": "--run-budget"}
+SHAPING = ("--declare", "--expectations", "--load-cmd", "--rc-request-timeout", "--rc-command-timeout",
+           "--rc-max-message-bytes", "--rc-run-budget")
+SHORT = {"--rc-request-timeout": "--request-timeout", "--rc-command-timeout": "--command-timeout",
+         "--rc-max-message-bytes": "--max-message-bytes", "--rc-run-budget": "--run-budget"}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -192,6 +192,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--rc-request-timeout", type=float, default=None, metavar="SECONDS",
                     help=f"how long a request waits for its answer unless a check asks for longer (default "
                          f"{limits.LIMITS.request_timeout:g}; `retrieval-contract --request-timeout`)")
+    group.addoption("--rc-command-timeout", type=float, default=None, metavar="SECONDS",
+                    help=f"how long one of the implementation's own commands (index, load) may run before it is "
+                         f"killed, with what it started; one that overran it is not run again in that worker "
+                         f"(default {limits.LIMITS.command_timeout:g}; `retrieval-contract --command-timeout`)")
     group.addoption("--rc-max-message-bytes", type=int, default=None, metavar="BYTES",
                     help=f"the largest single message the suite reads from the server (default "
                          f"{limits.LIMITS.max_message_bytes:,}); a larger one is a finding (MCP-SIZE-001), kept "
@@ -220,7 +224,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "profiles(*ids): profiles a suite module applies to")
     config.addinivalue_line("markers", "inapplicable: a concern test the profile does not configure (dropped)")
     limits.configure(config.getoption("--rc-request-timeout"), config.getoption("--rc-max-message-bytes"),
-                     config.getoption("--rc-run-budget"))
+                     config.getoption("--rc-run-budget"), config.getoption("--rc-command-timeout"))
     profile_id = config.getoption("--profile") or config.getini("rc_profile")
     try:
         profile = contracts.load_profile(profile_id)

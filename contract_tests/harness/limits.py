@@ -1,6 +1,7 @@
 """The bounds that keep a run alive whatever the server does: a deadline on every request, a
 cap on one message and on what is kept of a flood, and the breaker that ends the run when the
-server stops answering.
+server stops answering; a deadline on the implementation's own commands (index, load), and a
+command that overran it is not run again in the same process.
 
 One `LIMITS` per process (each xdist worker sets it from the same options), one `HEALTH` per
 process: after `unanswered_limit` requests of one method in a row get no answer, or
@@ -35,6 +36,7 @@ class Limits:
     slow_limit: int = 4                  # answers in a row slower than slow_seconds
     slow_seconds: float = 5.0            # (or a quarter of request_timeout, if that is longer)
     run_budget: float | None = None      # seconds the whole run may take (None: no budget)
+    command_timeout: float = 60.0        # one of the implementation's own commands (index, load) to finish
 
 
 LIMITS = Limits()
@@ -57,6 +59,9 @@ class Health:
         self.stalls = 0                                  # connections that stopped answering
         self.stopped: str | None = None
         self.started = time.monotonic()
+        # A command role (index, load) that did not finish in time -> the seconds it was given. Not
+        # cleared by reset(): a command that hung in the preflight is not run again either.
+        self.hung_commands: dict[str, float] = {}
 
     def reset(self) -> None:
         with self._lock:
@@ -120,6 +125,10 @@ class Health:
                 return max(1.0, min(timeout, LIMITS.unanswered_seconds - total))
             return timeout
 
+    def command_hung(self, role: str, timeout: float) -> None:
+        with self._lock:
+            self.hung_commands.setdefault(role, timeout)
+
     def stop(self, why: str) -> None:
         with self._lock:
             if self.stopped is None:
@@ -163,11 +172,14 @@ STOP_FILE = "RC_STOP_FILE"
 
 
 def configure(request_timeout: float | None = None, max_message_bytes: int | None = None,
-              run_budget: float | None = None) -> None:
+              run_budget: float | None = None, command_timeout: float | None = None) -> None:
     if request_timeout is not None:
         LIMITS.request_timeout = float(request_timeout)
         LIMITS.unanswered_seconds = max(45.0, 2.25 * LIMITS.request_timeout)  # a longer wait asked for, allowed
     if max_message_bytes is not None:
         LIMITS.max_message_bytes = int(max_message_bytes)
+    if command_timeout is not None:
+        LIMITS.command_timeout = float(command_timeout)
     LIMITS.run_budget = float(run_budget) if run_budget else None
     HEALTH.reset()
+    HEALTH.hung_commands.clear()

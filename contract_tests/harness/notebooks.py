@@ -24,7 +24,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,7 @@ from typing import Any
 from .. import contracts
 from .adapter import DiskFixture, FixtureSetupError, register
 from .notebook_generator import ArtifactInfo, CollectionInfo, GeneratedRoot, NotebookInfo, build
-from .process import private_environment, render_command
+from .process import private_environment, render_command, run_role
 
 ROLES = {"active": "coastal-survey", "other": "orchard-journal", "sealed": "workshop-logs"}
 # Words of the canary passage ("Margin code <token> was copied from the <word> cover.") and of
@@ -42,7 +41,6 @@ CROSS_QUERIES = ("Margin code was copied from the cover", "Ledger")
 # A search made of common words matches nearly every paragraph: more than the 50-result cap.
 BROAD_QUERY = ("the a of and to in on with from by near after before under over each every some this that "
                "was were had noted logged observed measured checked recorded again")
-LOAD_TIMEOUT_S = 300
 SEED = 4
 NOTEBOOKS = 10  # per collection: enough passages (about 80) for the 50-result cap to bite
 
@@ -146,13 +144,13 @@ def build_notebooks(base: Path, stream_timeout_s: int = 300, load_command: str |
 
 def run_load_command(fixture: NotebooksFixture, command: str) -> None:
     """Run the implementation's declared load command once, before any server starts on this
-    fixture, with the fixture's placeholders; it must exit 0."""
+    fixture, with the fixture's placeholders; it must exit 0 within --command-timeout."""
     home = fixture.root.parent / f"{fixture.root.name}-load-home"
     env = private_environment(home)
     argv = render_command(command, fixture.placeholders())
     try:
-        proc = subprocess.run(argv, capture_output=True, text=True, timeout=LOAD_TIMEOUT_S, env=env, cwd=home)
-    except (OSError, subprocess.TimeoutExpired) as exc:
+        proc = run_role("load", argv, command=command, env=env, cwd=home)
+    except OSError as exc:
         raise FixtureSetupError(f"the declared load command could not run: {exc}", command=command) from exc
     if proc.returncode != 0:
         tail = (proc.stderr + proc.stdout).splitlines()[-20:]

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 import re
+import select
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
@@ -77,9 +79,15 @@ class _Watch:
         self.tail = window[-self.overlap:] if self.overlap else b""
 
 
-def chunks_of(fd: int) -> Iterable[bytes]:
-    """A file descriptor's bytes, one read of at most CHUNK at a time, to its end."""
-    while True:
+def chunks_of(fd: int, stop: threading.Event | None = None) -> Iterable[bytes]:
+    """A file descriptor's bytes, one read of at most CHUNK at a time, to its end; given `stop`,
+    only until it is set (a process left behind by a command may hold a pipe open for ever)."""
+    poller = select.poll() if stop is not None else None
+    if poller is not None:
+        poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+    while stop is None or not stop.is_set():
+        if poller is not None and not poller.poll(100):
+            continue
         try:
             chunk = os.read(fd, CHUNK)
         except OSError:

@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import os
 import secrets
-import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .adapter import (DiskFixture, FixtureSetupError, derived_disk_attacks, plant_escapes, register, snapshot,
                       snapshot_diff)
-from .process import private_environment, render_command
+from .process import Finished, private_environment, render_command, run_role
 
 # `relpath` names an attachment file inside the vault: a vault-relative path no log may carry.
 CANARY_CLASSES = ("body", "frontmatter", "attachment", "hidden", "outside", "path", "query", "relpath")
@@ -143,7 +142,7 @@ class VaultAgentFixture(DiskFixture):
         return env | (extra or {})
 
     def index(self, role: str = "index", *, values: dict[str, str] | None = None, env: dict[str, str] | None = None,
-              timeout: float = 120) -> subprocess.CompletedProcess:
+              timeout: float | None = None) -> Finished:
         """Run the implementation's index command on this fixture; raise if it fails."""
         proc = self.run_command(role, values=values, env=env, timeout=timeout)
         if proc.returncode != 0:
@@ -159,11 +158,13 @@ class VaultAgentFixture(DiskFixture):
         return render_command(template, {**self.placeholders(), **(values or {})})
 
     def run_command(self, role: str, *, values: dict[str, str] | None = None, env: dict[str, str] | None = None,
-                    timeout: float = 120) -> subprocess.CompletedProcess:
+                    timeout: float | None = None) -> Finished:
+        """Run a role's command to its end (default deadline: --command-timeout); one that overran
+        its deadline raises FixtureSetupError, then and whenever it is asked for again."""
         home = self.state / f"home-{role}"
         home.mkdir(parents=True, exist_ok=True)
-        return subprocess.run(self.argv(role, values), capture_output=True, text=True, timeout=timeout,
-                              env=self.environment(home, env), cwd=home, stdin=subprocess.DEVNULL)
+        return run_role(role, self.argv(role, values), command=self.command(role) or "",
+                        env=self.environment(home, env), cwd=home, timeout=timeout)
 
     def write_config(self, name: str, text: str) -> Path:
         """Another configuration file beside the fixture's own (for {config})."""

@@ -11,7 +11,7 @@ import pytest
 from contract_tests import contracts
 from contract_tests.checks import called_ok, error_code, schema_errors, short, structured_error, tool_output
 from contract_tests.contracts import validator
-from contract_tests.harness.process import private_environment, render_command
+from contract_tests.harness.process import private_environment, render_command, run_bounded
 from contract_tests.names import entry_paths, find_list, numbered
 from contract_tests.verdicts import Finding, Findings, RequirementFailure, describe_call, esc
 
@@ -116,7 +116,10 @@ def start_with_roots(suite, fixture, tmp_path, root_name, bad_value, *, prefix=N
     if bad_value is None:
         env.pop(root_name, None)
     argv = list(prefix or []) + render_command(suite.command, values)
-    return subprocess.run(argv, input="", capture_output=True, text=True, timeout=30, env=env, cwd=tmp_path)
+    done = run_bounded(argv, input="", timeout=30, env=env, cwd=tmp_path)
+    if done.timed_out:
+        raise subprocess.TimeoutExpired(argv, 30, output=done.stdout, stderr=done.stderr)
+    return done
 
 
 def names_the_root(text: str, root_name: str, value: str | None) -> bool:

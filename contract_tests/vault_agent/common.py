@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import re
-import signal
-import subprocess
 import threading
 import time
 from functools import cache
@@ -23,7 +21,7 @@ from contract_tests import contracts
 from contract_tests.checks import called_ok, payload, result_of
 from contract_tests.harness import canaries, stdio as stdio_harness
 from contract_tests.harness.http import HttpServer, free_port
-from contract_tests.harness.process import render_command
+from contract_tests.harness.process import Finished, render_command, run_bounded
 from contract_tests.harness.stdio import StdioServer
 from contract_tests.harness.transcript import spare_startup_paths
 from contract_tests.harness.system import process_tree
@@ -296,7 +294,7 @@ def serve_refusals(servers, suite, fixture, cases: dict[str, tuple[dict[str, str
     """Start serve once per case ({name: (values, env)}) side by side on a free port each, and
     say how each ended: None when it refused to start (exited non-zero within `timeout`
     seconds), else what it did instead ("kept running", "exited 0")."""
-    procs: dict[str, subprocess.Popen] = {}
+    procs: dict[str, Finished] = {}
 
     def one(name: str) -> None:
         values, env = cases[name]
@@ -310,7 +308,7 @@ def serve_refusals(servers, suite, fixture, cases: dict[str, tuple[dict[str, str
     outcomes: dict[str, str | None] = {}
     for name in cases:
         proc = procs.get(name)
-        if proc is None or getattr(proc, "rc_timed_out", False):
+        if proc is None or proc.timed_out:
             outcomes[name] = "kept running"
         else:
             outcomes[name] = None if proc.returncode not in (0, None) else f"exited {proc.returncode}"
@@ -319,22 +317,11 @@ def serve_refusals(servers, suite, fixture, cases: dict[str, tuple[dict[str, str
 
 def run_once(servers, suite, fixture, role: str, *, values: dict[str, str] | None = None,
              env: dict[str, str] | None = None, append: tuple[str, ...] = (),
-             timeout: float = 20) -> subprocess.Popen:
-    """Start a role's command and wait up to `timeout` seconds for it to exit (killed after)."""
+             timeout: float = 20) -> Finished:
+    """Start a role's command and wait up to `timeout` seconds for it to exit (killed after:
+    `timed_out`, for a server that kept running)."""
     argv, environment, home = role_argv(servers, suite, fixture, role, values, env, append)
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env=environment, cwd=home)
-    try:
-        proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
-        proc.rc_timed_out = True  # type: ignore[attr-defined]
-    return proc
+    return run_bounded(argv, env=environment, cwd=home, timeout=timeout)
 
 
 def api_base(srv: HttpServer) -> str:

@@ -5,12 +5,12 @@ stale or incompatible when the server's vault.exclude differs from the index's."
 from __future__ import annotations
 
 import os
-import subprocess
 import time
 
 import pytest
 
 from contract_tests.checks import called_ok, short, structured_error
+from contract_tests.harness.process import Bounded
 from contract_tests.harness.vault_agent import NOTES
 from contract_tests.verdicts import Findings, RequirementFailure, describe_call
 from contract_tests.vault_agent.common import (
@@ -125,8 +125,7 @@ def test_a_held_writer_shows_as_pending_then_updating_with_a_warning(fresh, name
             argv = fixture.argv("hold", {"hold_state": phase, "hold_file": str(hold)})
             home = fixture.state / f"home-hold-{n}"
             home.mkdir(exist_ok=True)
-            writer = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                      stderr=subprocess.PIPE, env=fixture.environment(home), cwd=home)
+            writer = Bounded(argv, env=fixture.environment(home), cwd=home)
             seen: list = []
             try:
                 def reported() -> bool:
@@ -145,12 +144,10 @@ def test_a_held_writer_shows_as_pending_then_updating_with_a_warning(fresh, name
                                    case=phase)
             finally:
                 hold.unlink(missing_ok=True)
-                try:
-                    code = writer.wait(60)
-                except subprocess.TimeoutExpired:
-                    writer.kill()
-                    code = writer.wait(5)
-            findings.check(code == 0, req, f"the held index command exited {code} once released", case=phase)
+                code = writer.wait(60)
+                writer.finished()
+            findings.check(code == 0, req, f"the held index command exited {code} once released" if code is not None
+                           else "the held index command did not exit within 60 s once released (killed)", case=phase)
 
 
 @pytest.fixture(scope="module")

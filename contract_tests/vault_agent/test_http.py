@@ -9,7 +9,6 @@ import json
 import socket
 import tomllib
 from dataclasses import dataclass, field
-import subprocess
 import threading
 import time
 
@@ -18,6 +17,7 @@ import pytest
 
 from contract_tests.checks import called_ok, short
 from contract_tests.harness.http import HttpServer, free_port, messages_of
+from contract_tests.harness.process import Bounded
 from contract_tests.harness.vault_agent import NOTES, token
 from contract_tests.verdicts import Findings, describe_call
 from contract_tests.harness import canaries
@@ -200,8 +200,7 @@ def _keyless_public(servers, suite, fixture) -> Keyless:
     port = free_port()
     argv, env, home = role_argv(servers, suite, fixture, "public", {"port": str(port), "api_key": ""}, None, ())
     before = fixture.config.read_bytes()
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, env=env, cwd=home)
+    proc = Bounded(argv, env=env, cwd=home, merge_stderr=True)
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and proc.poll() is None and not _listening(port):
@@ -216,8 +215,7 @@ def _keyless_public(servers, suite, fixture) -> Keyless:
                                                                      else ""), _logs(proc, fixture, False))
     finally:
         if proc.poll() is None:
-            proc.kill()
-            proc.wait(5)
+            proc.kill(grace=0)
     result.config_changed = fixture.config.read_bytes() != before
     result.generated = _stored_keys(home)
     return result
@@ -239,13 +237,8 @@ def _stored_keys(home) -> list[str]:
 def _logs(proc, fixture, exited: bool) -> list[str]:
     """What the process wrote on stderr (it is stopped first when still running)."""
     if not exited:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(5)
-    text = proc.stdout.read().decode("utf-8", "replace") if proc.stdout else ""
+        proc.kill(grace=10)
+    text = proc.finished().stdout
     for root in sorted({str(fixture.vault), str(fixture.vault.resolve())}, key=len, reverse=True):
         text = text.replace(root, "{vault}")  # a line naming the vault root: startup output may (indexing.md)
     return text.splitlines()

@@ -224,10 +224,10 @@ def test_a_signal_ends_the_stdio_server_cleanly_with_calls_in_flight(signal_, su
 @pytest.mark.req("VA-STDIO-007")
 def test_the_stdio_command_refuses_a_transport_flag(suite, servers, contract_fixture):
     proc = run_once(servers, suite, contract_fixture, "server", append=("--transport", "stdio"), timeout=20)
-    out = proc.stdout.read().decode("utf-8", "replace") if proc.stdout else ""
+    out = proc.stdout
     with Findings() as findings:
         answered = any(line.strip().startswith("{") and json.loads(line).get("result") is not None
                        for line in out.splitlines() if line.strip().startswith("{"))
-        findings.check(proc.returncode not in (0, None) and not getattr(proc, "rc_timed_out", False) and not answered,
+        findings.check(proc.returncode not in (0, None) and not proc.timed_out and not answered,
                        "VA-STDIO-007", f"with --transport appended the command exited {proc.returncode} "
-                       f"({'still running' if getattr(proc, 'rc_timed_out', False) else 'ran'}); it must refuse")
+                       f"({'still running' if proc.timed_out else 'ran'}); it must refuse")
