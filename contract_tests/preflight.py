@@ -17,7 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from .harness.adapter import FixtureSetupError
 from .harness.fixtures import build_for
-from .harness.stdio import NoResponse, ServerGone
+from .harness.stdio import BadAnswer, MessageTooLarge, NoResponse, ServerGone, ServerStopped
+
+# What a server can do to a preflight request: not answer, go away, answer too much or not in
+# JSON-RPC (OSError: it could not be started or reached; ValueError: it sent what is not MCP).
+SERVER_FAULTS = (OSError, ValueError, NoResponse, ServerGone, ServerStopped, MessageTooLarge, BadAnswer)
 from .servers import connect
 from .verdicts import esc
 
@@ -133,7 +137,7 @@ def _attempt(state: "SuiteState", fixture: Any, home: Path, version: str, comman
             server = connect(state, fixture, home)
             command = shlex.join(getattr(server, "argv", None) or [command])
             response = server.initialize(version, timeout=INITIALIZE_TIMEOUT_S)
-        except (OSError, ServerGone, NoResponse, ValueError) as exc:
+        except SERVER_FAULTS as exc:
             response = {"rc_problem": str(getattr(exc, "strerror", None) or exc) or type(exc).__name__}
         result = response.get("result") if isinstance(response, dict) else None
         answered = result.get("protocolVersion") if isinstance(result, dict) else None
@@ -204,7 +208,7 @@ def _reach(state: "SuiteState", server: Any) -> list[str]:
         request = f"{call['tool']} {json.dumps(call['arguments'], ensure_ascii=False)}"
         try:
             response = server.call_tool(call["tool"], call["arguments"], timeout=INITIALIZE_TIMEOUT_S)
-        except (OSError, ServerGone, NoResponse, ValueError) as exc:
+        except SERVER_FAULTS as exc:
             response = {"rc_problem": str(exc) or type(exc).__name__}
         problem = None
         if "rc_problem" in response:

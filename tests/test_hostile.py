@@ -37,7 +37,7 @@ MODES = {
 HTTP_MODES = {**MODES, "garbage": [], "sse-open": [], "sse-endless": ["stopped answering"]}
 # Modes of the implementation's other commands (an index or load command), for the profiles
 # that run one: the server answers with errors, the command hangs or floods.
-COMMAND_MODES = {"cmd-hang": ["not run again"], "cmd-flood": []}
+COMMAND_MODES = {"cmd-hang": ["did not finish within"], "cmd-flood": []}
 
 
 def _hostile(mode: str, profile: str, *extra: str) -> str:
@@ -172,6 +172,6 @@ def test_a_hostile_server_gets_a_bounded_run_and_a_report(tmp_path, profile, tra
     assert code not in (0, 8), f"{name}: exit {code}\n{output[-3000:]}"
     for file in ("results.json", "results.md", "results.html"):
         assert (tmp_path / "report" / file).is_file(), f"{name}: no {file}\n{output[-3000:]}"
-    assert not results["suite_errors"], f"{name}: suite errors {results['suite_errors']}"
+    assert not results.get("suite_errors"), f"{name}: suite errors {results.get('suite_errors')}"
     for words in modes_of(profile, transport)[mode]:
         assert words in output, f"{name}: the output does not say {words!r}\n{output[-3000:]}"

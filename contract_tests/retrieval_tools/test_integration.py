@@ -12,7 +12,7 @@ import pytest
 from contract_tests.checks import called_ok, structured_error
 from contract_tests.harness.roots import NEEDLE_BINARY, NEEDLE_COMMON, NEEDLE_HIDDEN, NEEDLE_MANY, REPOS
 from contract_tests.retrieval_tools.common import (Calls, Findings, choice, names_the_root, profiles_mark,
-                                                    start_with_roots)
+                                                    start_with_roots, started)
 from contract_tests.names import find_value
 from contract_tests.verdicts import esc
 
@@ -373,7 +373,7 @@ def test_an_unknown_argument_follows_the_declared_choice(calls):
 # --- start-up ---------------------------------------------------------------------------
 
 def _refuses(proc, req, root_name, value, findings):
-    findings.check(proc.returncode != 0, req, f"the server started (exit {proc.returncode}) with a bad {root_name}")
+    findings.check(started(proc) is None, req, f"the server started with a bad {root_name}: {started(proc)}")
     findings.check(names_the_root(proc.stderr + proc.stdout, root_name, value), req,
                    f"the start-up error does not say which root ({root_name}, "
                    f"{root_name.split('_')[0].lower()} or the path): {esc(proc.stderr[-300:])}")
