@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import subprocess
@@ -50,3 +51,26 @@ def suite_run(tmp_path):
     def run(*args: str, timeout: int = 900, env: dict[str, str] | None = None) -> SuiteRun:
         return run_suite(tmp_path, *args, timeout=timeout, env=env)
     return run
+
+
+# -- the machine, shared between xdist workers ---------------------------------------------------
+# A test marked `alone` (the hostile runs, which time a whole suite run against a bound stated
+# for two cores) has the machine to itself: it waits for the test running on the other worker
+# to end, and no other test starts until it is done. Every other test shares the machine. The
+# turnstile gives the waiting `alone` test priority over tests that would start after it.
+
+@pytest.fixture(autouse=True)
+def _the_machine(request, tmp_path_factory):
+    locks = tmp_path_factory.getbasetemp().parent  # one folder for every worker of the run
+    alone = request.node.get_closest_marker("alone") is not None
+    with (locks / "rc-turnstile.lock").open("w") as turnstile, (locks / "rc-machine.lock").open("w") as machine:
+        fcntl.flock(turnstile, fcntl.LOCK_EX)
+        fcntl.flock(machine, fcntl.LOCK_EX if alone else fcntl.LOCK_SH)
+        if not alone:
+            fcntl.flock(turnstile, fcntl.LOCK_UN)
+        try:
+            yield
+        finally:
+            fcntl.flock(machine, fcntl.LOCK_UN)
+            if alone:
+                fcntl.flock(turnstile, fcntl.LOCK_UN)

@@ -5,7 +5,6 @@ hostile server's processes are not the suite's, and are left out of the sum)."""
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import signal
@@ -16,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from contract_tests import contracts
 from contract_tests.harness.system import process_tree
 
 HERE = Path(__file__).resolve().parent
@@ -71,6 +71,9 @@ COMMANDS = {"vault-agent", "open-notebook"}
 
 def modes_of(profile: str, transport: str) -> dict[str, list[str]]:
     modes = dict(HTTP_MODES if transport == "http" else MODES)
+    limit = contracts.load_profile(profile).message_limit  # a size the profile's documents set
+    if limit:
+        modes["huge"] = ["over the", limit["requirement"]]
     if profile in COMMANDS and transport == "stdio":  # the commands are the same over either transport
         modes.update(COMMAND_MODES)
     return modes
@@ -141,22 +144,12 @@ def run_measured(tmp_path: Path, args: list[str]) -> tuple[int, str, float, int]
     return proc.returncode, log.read_text(errors="replace"), time.monotonic() - started, peak
 
 
-@pytest.fixture
-def one_at_a_time(tmp_path_factory):
-    """Hostile runs take turns (xdist workers share the lock): each is timed on the machine's two
-    cores, not against another hostile run."""
-    lock = tmp_path_factory.getbasetemp().parent / "rc-hostile.lock"
-    with lock.open("w") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        yield
-        fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 CASES = full_matrix() if os.environ.get("RC_HOSTILE_MATRIX") == "full" else cover()
 
 
+@pytest.mark.alone  # timed on the machine's two cores, not against other tests (tests/conftest.py)
 @pytest.mark.parametrize("profile,transport,mode", CASES, ids=[f"{p}-{t}-{m}" for p, t, m in CASES])
-def test_a_hostile_server_gets_a_bounded_run_and_a_report(tmp_path, profile, transport, mode, one_at_a_time):
+def test_a_hostile_server_gets_a_bounded_run_and_a_report(tmp_path, profile, transport, mode):
     code, output, wall, peak = run_measured(tmp_path, [*target_args(profile, transport, mode), "-n", "2"])
     name = f"{profile} {transport} {mode}"
     report = tmp_path / "report" / "results.json"
