@@ -225,6 +225,9 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "inapplicable: a concern test the profile does not configure (dropped)")
     limits.configure(config.getoption("--rc-request-timeout"), config.getoption("--rc-max-message-bytes"),
                      config.getoption("--rc-run-budget"), config.getoption("--rc-command-timeout"))
+    shared = getattr(config, "workerinput", {}).get("rc_stop_file")
+    if shared:  # an xdist worker: the file in which the run's workers say why it stopped
+        os.environ[limits.STOP_FILE] = shared
     profile_id = config.getoption("--profile") or config.getini("rc_profile")
     try:
         profile = contracts.load_profile(profile_id)
@@ -306,9 +309,6 @@ def _protocol_version_option(config: pytest.Config, profile: contracts.Profile) 
     """--protocol-version, checked against the handshake versions the suite knows. On an xdist
     worker, the version the controller's preflight negotiated."""
     negotiated = getattr(config, "workerinput", {}).get("rc_protocol_version")
-    shared = getattr(config, "workerinput", {}).get("rc_stop_file")
-    if shared:
-        os.environ[limits.STOP_FILE] = shared
     if negotiated:
         use_protocol_version(negotiated)
     given = config.getoption("--protocol-version")
@@ -379,12 +379,14 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     """Preflight on the controlling process, before any worker starts."""
     config = session.config
     state = config.stash.get(STATE, None)
-    if (state is None or _is_worker(config) or not _runs_suite(config) or config.getoption("--no-preflight")
-            or config.getoption("collectonly")):
+    if state is None or _is_worker(config) or not _runs_suite(config) or config.getoption("collectonly"):
+        return
+    if config.getoption("--no-preflight"):
+        _share_the_stop(config)
         return
     state.preflight = preflight_mod.run(state, _fixture_settings(state))
     limits.HEALTH.reset()  # the preflight's unanswered attempts are its own verdict, not the run's
-    _share_the_stop(config)
+    _share_the_stop(config)  # after the preflight: its stops are not the run's
     if state.preflight.ok and state.preflight.protocol_version:
         use_protocol_version(state.preflight.protocol_version)
         state.protocol_version = state.preflight.protocol_version

@@ -18,12 +18,12 @@ from typing import TYPE_CHECKING, Any
 from .harness.adapter import FixtureSetupError
 from .harness.fixtures import build_for
 from .harness.stdio import BadAnswer, MessageTooLarge, NoResponse, ServerGone, ServerStopped
+from .servers import connect
+from .verdicts import esc
 
 # What a server can do to a preflight request: not answer, go away, answer too much or not in
 # JSON-RPC (OSError: it could not be started or reached; ValueError: it sent what is not MCP).
 SERVER_FAULTS = (OSError, ValueError, NoResponse, ServerGone, ServerStopped, MessageTooLarge, BadAnswer)
-from .servers import connect
-from .verdicts import esc
 
 if TYPE_CHECKING:
     from .plugin import SuiteState

@@ -34,7 +34,7 @@ MODES = {
     "garbage": ["MCP-RPC-003"],
     "stderr-gig": ["stderr lines past the caps"],
 }
-HTTP_MODES = {**MODES, "garbage": [], "sse-open": [], "sse-endless": ["stopped answering"]}
+HTTP_MODES = {**MODES, "garbage": ["MCP-RPC-003"], "sse-open": [], "sse-endless": ["stopped answering"]}
 # Modes of the implementation's other commands (an index or load command), for the profiles
 # that run one: the server answers with errors, the command hangs or floods.
 COMMAND_MODES = {"cmd-hang": ["did not finish within"], "cmd-flood": []}

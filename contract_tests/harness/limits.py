@@ -12,8 +12,8 @@ seconds instead of each waiting out its own deadline.
 
 from __future__ import annotations
 
-import threading
 import os
+import threading
 import time
 from dataclasses import dataclass
 
@@ -81,8 +81,8 @@ class Health:
             self.slow = self.slow + 1 if slow else 0
             if self.stopped is None and self.slow >= LIMITS.slow_limit:
                 self._stop(f"the server answers too slowly to finish the run: {self.slow} requests in a row "
-                                f"each took {threshold:g} s or more (the last, {method}, "
-                                f"{seconds:.1f} s)")
+                           f"each took {threshold:g} s or more (the last, {method}, "
+                           f"{seconds:.1f} s)")
 
     def not_answered(self, method: str, waited: float) -> None:
         if method not in COUNTED:
@@ -93,7 +93,7 @@ class Health:
             self.silent[method] = (count, total)
             if self.stopped is None and (count >= LIMITS.unanswered_limit or total >= LIMITS.unanswered_seconds):
                 self._stop(f"the server stopped answering: {count} {method} request{'s' if count > 1 else ''} "
-                                f"in a row got no answer ({total:g} s waited)")
+                           f"in a row got no answer ({total:g} s waited)")
 
     def stalled(self, what: str) -> None:
         """A connection stopped answering (its later requests are not sent); as many stalled
@@ -102,7 +102,7 @@ class Health:
             self.stalls += 1
             if self.stopped is None and self.stalls >= LIMITS.unanswered_limit:
                 self._stop(f"the server stops answering: {self.stalls} of the servers the run started stopped "
-                                f"answering mid-run (the last: {what})")
+                           f"answering mid-run (the last: {what})")
 
     def oversized(self, method: str, size: int) -> None:
         """An answer over the size limit is no usable answer either: as many in a row end the run."""
@@ -113,8 +113,8 @@ class Health:
             self.silent[method] = (count + 1, total)
             if self.stopped is None and count + 1 >= LIMITS.unanswered_limit:
                 self._stop(f"the server stopped giving usable answers: {count + 1} {method} requests in a row "
-                                f"were answered with a message over the {LIMITS.max_message_bytes:,}-byte limit "
-                                f"(the last {size:,} bytes)")
+                           f"were answered with a message over the {LIMITS.max_message_bytes:,}-byte limit "
+                           f"(the last {size:,} bytes)")
 
     def deadline(self, method: str, timeout: float) -> float:
         """A request's wait: after requests of its method got no answer, no more than what is left

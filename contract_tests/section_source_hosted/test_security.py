@@ -227,7 +227,7 @@ def test_no_upstream_body_header_or_payload_path_comes_back(server, client, cont
 def test_a_failed_read_names_no_heading_of_its_note(server, client, contract_fixture):
     """A note over the input cap whose headings no successful response ever showed: its error
     carries neither their text nor a heading path built from them."""
-    from contract_tests.verdicts import Findings, blocked as blocked_by
+    from contract_tests.verdicts import blocked as blocked_by
     fx = contract_fixture
     response = server.call_tool(TOOL, {"path": fx.stress["cap_over_headings"]}, timeout=120)
     if not failed(response):
