@@ -74,18 +74,6 @@ def error_texts(response: dict[str, Any], req: str, what: str) -> list[str]:
     return texts(result)
 
 
-def envelope(response: dict[str, Any], validator: Draft202012Validator, req: str, what: str) -> dict[str, Any]:
-    """Assert an isError result whose single text block is the profile's JSON error envelope."""
-    result = result_of(response)
-    if result is None:
-        fail(req, f"{what}: expected an isError tool result, got JSON-RPC error {short(response.get('error'))}")
-    check(result.get("isError") is True, req, f"{what}: expected isError true")
-    body = payload(result, req)
-    errors = sorted(validator.iter_errors(body), key=str)
-    check(not errors, req, f"{what}: error envelope invalid: {errors[0].message if errors else ''}")
-    return body
-
-
 def schema_errors(validator: Draft202012Validator, value: Any) -> list[str]:
     return [f"{'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message[:200]}"
             for e in sorted(validator.iter_errors(value), key=str)]

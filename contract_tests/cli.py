@@ -15,10 +15,6 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent
-# Short names of the console script mapped to the plugin's prefixed options.
-ALIASES = {"--strict": "--rc-strict", "--request-timeout": "--rc-request-timeout",
-           "--command-timeout": "--rc-command-timeout", "--max-message-bytes": "--rc-max-message-bytes",
-           "--run-budget": "--rc-run-budget"}
 
 
 def _selects_tests(args: list[str]) -> bool:
@@ -26,13 +22,9 @@ def _selects_tests(args: list[str]) -> bool:
     return any(not a.startswith("-") and ("::" in a or a.startswith("contract_tests")) for a in args)
 
 
-def _alias(arg: str) -> str:
-    name, sep, value = arg.partition("=")
-    return ALIASES.get(name, name) + sep + value if name in ALIASES else arg
-
-
 def suite_args(args: list[str]) -> list[str]:
-    args = [_alias(a) for a in args]
+    from .target.options import to_plugin_names
+    args = to_plugin_names(args)  # the console's short names are the plugin's --rc- options
     plugins = ["-p", "xdist.plugin", "-p", "contract_tests.plugin"]
     if importlib.util.find_spec("_hypothesis_pytestplugin"):
         plugins += ["-p", "_hypothesis_pytestplugin"]

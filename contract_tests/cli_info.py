@@ -1,12 +1,11 @@
 """What `retrieval-contract --help`, `--version` and `list` print: the suite's own options (read
-from the plugin, so they cannot drift), the versions, and the requirements with what proves them."""
+from the suite's option table, so they cannot drift), the versions, and the requirements with what proves them."""
 
 from __future__ import annotations
 
 import hashlib
 import textwrap
 from importlib import metadata
-from typing import Any
 
 from . import contracts
 
@@ -14,32 +13,10 @@ PYTEST_OPTIONS = ("-n N (parallel workers)", "-m TIER (unit, integration, e2e, s
                   "security)", "-k EXPR", "-x", "--durations N")
 
 
-class _Group:
-    def __init__(self) -> None:
-        self.options: list[tuple[str, str]] = []
-
-    def addoption(self, *names: str, **kwargs: Any) -> None:
-        metavar = "" if kwargs.get("action") == "store_true" else \
-            " " + kwargs.get("metavar", names[0].lstrip("-").upper().replace("-", "_"))
-        self.options.append((", ".join(names) + metavar, kwargs.get("help", "")))
-
-
-class _Parser:
-    def __init__(self) -> None:
-        self.group = _Group()
-
-    def getgroup(self, *args: Any, **kwargs: Any) -> _Group:
-        return self.group
-
-    def addini(self, *args: Any, **kwargs: Any) -> None:
-        pass
-
-
 def options() -> list[tuple[str, str]]:
-    from .plugin import pytest_addoption
-    parser = _Parser()
-    pytest_addoption(parser)  # type: ignore[arg-type]
-    return [(("--strict" if name.startswith("--rc-strict") else name), text) for name, text in parser.group.options]
+    """The console script's options, by the names it takes."""
+    from .target.options import OPTIONS
+    return [(option.usage, option.help) for option in OPTIONS]
 
 
 def help_text(profile_id: str | None = None) -> str:

@@ -19,7 +19,7 @@ class _Collector:
         self.by_req: dict[str, list[str]] = defaultdict(list)
 
     def pytest_collection_finish(self, session) -> None:
-        from .plugin import STATE
+        from .target.state import STATE
         for nodeid, (ids, _tiers) in session.config.stash[STATE].cited.items():
             for req in ids:
                 self.by_req[req].append(nodeid.split("/")[-1])
@@ -33,7 +33,7 @@ def _tests(profile_id: str) -> dict[str, list[str]]:
     sys.stdout = devnull  # collect-only prints every id; list prints its own table
     try:
         pytest.main(["--pyargs", "contract_tests", "--collect-only", "-q", "-p", "no:cacheprovider",
-                     "--no-preflight", "--profile", profile_id], plugins=[collector])
+                     "--rc-no-preflight", "--rc-profile", profile_id], plugins=[collector])
     finally:
         sys.stdout = saved
         devnull.close()

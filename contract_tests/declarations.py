@@ -30,8 +30,13 @@ def load(path: str, profile: Profile) -> dict[str, Any]:
         raise DeclarationError(f"{path}: not a valid declaration:\n  " + "\n  ".join(problems[:10]))
     if data["profile"] != profile.id:
         raise DeclarationError(f"{path}: declares profile {data['profile']!r}, not {profile.id!r}")
+    if "load_command" in data and "load" in profile.command_roles:  # the older spelling of commands.load
+        data.setdefault("commands", {}).setdefault("load", data.pop("load_command"))
+        data["_deprecated"] = ["load_command"]
     allowed = profile.data.get("declarable", {})
     for key in data:
+        if key == "_deprecated":
+            continue
         if key not in ("profile", "implementation") and key not in allowed:
             raise DeclarationError(f"{path}: profile {profile.id} leaves no choice named {key!r} "
                                    f"(declarable: {', '.join(sorted(allowed)) or 'none'})")
@@ -67,9 +72,17 @@ def load(path: str, profile: Profile) -> dict[str, Any]:
     base = Path(path).resolve().parent
     if "commands" in data:
         data["commands"] = {role: anchored(command, base) for role, command in data["commands"].items()}
-    if "load_command" in data:
-        data["load_command"] = anchored(data["load_command"], base)
     return data
+
+
+def deprecations(data: dict[str, Any]) -> list[str]:
+    """Notes on the older spellings a loaded declaration used (read as their current ones),
+    taken out of it."""
+    return [DEPRECATED[key] for key in data.pop("_deprecated", [])]
+
+
+DEPRECATED = {"load_command": "the declaration's `load_command` is deprecated: write it as `commands: {load: ...}` "
+                              "(it was read as that)"}
 
 
 def anchored(command: str, base: Path) -> str:

@@ -25,10 +25,10 @@ from .checks import _error_document  # noqa: PLC2701 - the channel detection is 
 from .expectations import Expectations
 from .harness.fixtures import build_for
 from .harness.privileges import unprivileged_prefix
-from .names import ParameterNames, find_list
-from .servers import connect
 from .harness.stdio import use_protocol_version
-from . import preflight
+from .names import ParameterNames, find_list
+from .target import preflight
+from .target.sessions import connect
 from .verdicts import EXIT_SERVER_UNUSABLE
 
 
@@ -39,7 +39,7 @@ class DeclareError(Exception):
 
 
 def _state(args: argparse.Namespace, profile: contracts.Profile):
-    from .plugin import SuiteState
+    from .target.state import SuiteState
     transport = args.transport or profile.transports[0]
     phase = args.phase or profile.default_phase
     given = {}

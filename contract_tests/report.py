@@ -23,9 +23,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from .target.options import get
+
 if TYPE_CHECKING:
-    from .plugin import SuiteState
-    from .preflight import Preflight
+    from .target.state import SuiteState
+    from .target.preflight import Preflight
 
 EVIDENCE_CHARS = 4000
 EVIDENCE_ITEMS = 200      # evidence items kept per requirement: reports stay small whatever the server sends
@@ -62,7 +64,7 @@ class ReportCollector:
         self.blocked_checks: Counter[str] = Counter()
         self.exit_status = 0
         self.server_logs: list[dict[str, Any]] = []
-        self.baseline = self._load_baseline(config.getoption("--baseline"))
+        self.baseline = self._load_baseline(get(config, "--baseline"))
 
     @staticmethod
     def _load_baseline(path: str | None) -> dict[str, str] | None:
@@ -403,7 +405,7 @@ class ReportCollector:
             "commands": dict(self.state.commands),  # the profile's further commands (--rc-command), if it has any
             "strict": self.state.strict,
             "shard": self.state.shard,
-            "docs_url": self.config.getoption("--docs-url"),
+            "docs_url": get(self.config, "--docs-url"),
             "server_info": preflight.server_info if preflight else None,
             "server_unusable": None if preflight is None or preflight.ok else preflight.as_dict(),
             "expectations": self.state.expectations.source,

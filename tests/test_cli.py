@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+
+import pytest
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
@@ -50,3 +53,19 @@ def test_list_shows_requirements_with_their_basis_and_what_proves_them():
     assert rows and all(r["basis"] == "seed" for r in rows)
     path = next(r for r in rows if r["id"] == "RT-PATH-002")
     assert path["tests"] and path["corpus_attacks"] > 100
+
+
+def test_plain_pytest_runs_a_profile_beside_a_plugin_with_a_profile_option(tmp_path):
+    """Under plain pytest every suite option is prefixed --rc-: pytest-profiling, installed
+    beside the plugin (autoloaded, as in a user's environment), keeps its own --profile, and
+    both work in one run."""
+    pytest.importorskip("pytest_profiling")
+    env = {k: v for k, v in os.environ.items() if k != "PYTEST_DISABLE_PLUGIN_AUTOLOAD"}
+    run = subprocess.run([sys.executable, "-m", "pytest", "--pyargs", "contract_tests", "-p", "no:cacheprovider",
+                          "--rc-profile", "retrieval-tools", "--rc-req", "RT-TOOL-001", "--profile",
+                          "--rc-report", str(tmp_path / "report"), "-q"],
+                         capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    status = {row["id"]: row["status"] for row in json.loads((tmp_path / "report" / "results.json").read_text())["requirements"]}
+    assert status["RT-TOOL-001"] == "pass", status
+    assert (tmp_path / "prof").is_dir(), "pytest-profiling did not profile the run"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from contract_tests import contracts
-from contract_tests.plugin import STATE
+from contract_tests.target.state import STATE
 
 
 class _Collector:
@@ -22,7 +22,7 @@ class _Collector:
 def collect(profile_id: str) -> list[tuple[str, list[str], list[str]]]:
     collector = _Collector()
     code = pytest.main(["--pyargs", "contract_tests", "--collect-only", "-q", "-p", "no:cacheprovider",
-                        "--profile", profile_id], plugins=[collector])
+                        "--rc-profile", profile_id], plugins=[collector])
     assert code == 0, f"collection failed for {profile_id} (exit {code})"
     return collector.items
 
@@ -57,7 +57,7 @@ def test_all_seven_tiers_have_tests(collected):
 
 
 def test_an_unknown_id_given_to_req_is_a_usage_error(pytester):
-    result = pytester.runpytest("--req", "SSL-NOPE-999")
+    result = pytester.runpytest("--rc-req", "SSL-NOPE-999")
     result.stderr.fnmatch_lines(["*--req: not requirements of section-source-local: SSL-NOPE-999*"])
     assert result.ret == pytest.ExitCode.USAGE_ERROR
 
@@ -69,8 +69,8 @@ def test_an_unknown_id_given_to_req_is_a_usage_error(pytester):
 ])
 def test_a_suite_test_that_breaks_the_conventions_fails_collection(pytester, monkeypatch, body, message):
     """Suite tests must cite known ids and carry one tier; checked on a stand-in suite directory."""
-    from contract_tests import plugin
-    monkeypatch.setattr(plugin, "SUITE_DIR", pytester.path)
+    from contract_tests import items
+    monkeypatch.setattr(items, "SUITE_DIR", pytester.path)
     pytester.makepyfile(test_suite_item="import pytest\n\n" + body)
     result = pytester.runpytest_inprocess()
     assert result.ret == pytest.ExitCode.USAGE_ERROR

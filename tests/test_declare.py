@@ -74,7 +74,8 @@ def test_declared_commands_find_scripts_beside_the_declaration(tmp_path):
     (folder / "decl.yaml").write_text("profile: open-notebook\nload_command: '{python} load.py --into {store}'\n")
     data = declarations.load(str(folder / "decl.yaml"), contracts.load_profile("open-notebook"))
     import shlex
-    assert shlex.split(data["load_command"]) == ["{python}", str(folder / "load.py"), "--into", "{store}"]
+    assert declarations.deprecations(data) and "load_command" not in data
+    assert shlex.split(data["commands"]["load"]) == ["{python}", str(folder / "load.py"), "--into", "{store}"]
 
 
 def test_declare_on_a_server_that_cannot_start_exits_6_with_its_stderr(tmp_path):

@@ -31,7 +31,8 @@ def test_option_misuse_is_a_usage_error_that_says_why(pytester, monkeypatch, arg
     monkeypatch.delenv("RC_JWT_SECRET", raising=False)
     for key, value in env.items():
         monkeypatch.setenv(key, value)
-    result = pytester.runpytest_inprocess(*args)
+    from contract_tests.target.options import to_plugin_names
+    result = pytester.runpytest_inprocess(*to_plugin_names(args))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert message in "\n".join(result.errlines + result.outlines)
 

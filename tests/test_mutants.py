@@ -2,7 +2,9 @@
 
 Each mutant declares, beside its patch (tests/mutants/launch*.py, `@mutant`), its profile and
 the ids the suite must report: `fail` for seed and MCP requirements, `advisory` for the
-profile's own readings (which fail the run only under --strict).
+profile's own readings (which fail the run only under --strict). The suite runs only the tests
+that cite those ids, and one control test that must pass: the mutant is otherwise a sound
+server, so the catch is the defect's, not a server that answers nothing.
 """
 
 from __future__ import annotations
@@ -18,11 +20,14 @@ MUTANTS = {name: m for name, m in registry().items() if not m.variant}
 @pytest.mark.parametrize("name", sorted(MUTANTS))
 def test_the_suite_catches_the_mutant_by_requirement_id(suite_run, name):
     m = MUTANTS[name]
-    run = suite_run(*suite_args(m), "--server-cmd", command(m), "--req", ",".join(m.trips))
-    assert run.results is not None, f"no report written:\n{run.output[-3000:]}"
     profile = contracts.load_profile(m.profile)
+    control = m.control_id(profile.requirements)
+    run = suite_run(*suite_args(m), "--server-cmd", command(m), "--req", ",".join((*m.trips, control)))
+    assert run.results is not None, f"no report written:\n{run.output[-3000:]}"
     want = {req: "advisory" if profile.requirements[req].advisory else "fail" for req in m.trips}
     status = run.status()
+    assert status.get(control) == "pass", f"{name}: the control {control} did not pass ({status.get(control)})\n" \
+                                          f"{run.output[-3000:]}"
     missed = [(req, status.get(req)) for req, verdict in want.items() if status.get(req) != verdict]
     assert not missed, f"{name}: not reported as expected (want {want}): {missed}\n{run.output[-3000:]}"
     if "fail" in want.values():
@@ -42,3 +47,5 @@ def test_every_mutant_names_known_requirements_of_its_profile():
         unknown = [r for r in m.trips if r not in profile.requirements]
         assert not unknown, f"{name}: {unknown} are not requirements of {m.profile}"
         assert m.variant or m.trips, f"{name} names no requirement it must trip"
+        if not m.variant:
+            assert m.control_id(profile.requirements) not in m.trips

@@ -48,10 +48,12 @@ COPY = ("{python} -c " + shlex.quote("import shutil, sys; shutil.copytree(sys.ar
 SERVE_IMPORTED = "{python} -m reference.open_notebook --notebooks {store}/imported --stream-timeout {stream_timeout_s}"
 
 
-def test_a_server_with_its_own_storage_runs_on_what_its_load_command_imported(suite_run):
-    """The load command copies the layout into {store}; the server reads only the copy. The
-    tamper checks cannot reach a store the suite does not know, and say so."""
-    run = suite_run("--profile", "open-notebook", "--server-cmd", SERVE_IMPORTED, "--load-cmd", COPY,
+@pytest.mark.parametrize("given", [("--load-cmd", COPY), ("--rc-command", f"load={COPY}")], ids=["load-cmd", "role"])
+def test_a_server_with_its_own_storage_runs_on_what_its_load_command_imported(suite_run, given):
+    """The load command (role `load`, or its older option --load-cmd) copies the layout into
+    {store}; the server reads only the copy. The tamper checks cannot reach a store the suite
+    does not know, and say so."""
+    run = suite_run("--profile", "open-notebook", "--server-cmd", SERVE_IMPORTED, *given,
                     "--req", "ON-COLL-001,ON-PASS-001,ON-RO-001,ON-ART-007", "-rs")
     status = run.status()
     assert run.code == 0, run.output[-3000:]
@@ -65,6 +67,13 @@ def test_a_failing_load_command_stops_the_run_with_its_output(suite_run):
     run = suite_run("--profile", "open-notebook", "--server-cmd", SERVE_IMPORTED, "--load-cmd", failing)
     assert run.code == EXIT_SERVER_UNUSABLE, run.output[-2000:]
     assert "load command exited with status 3" in run.output and "import: no such schema" in run.output
+
+
+def test_the_load_command_given_twice_is_a_usage_error(suite_run):
+    run = suite_run("--profile", "open-notebook", "--server-cmd", SERVE_IMPORTED, "--load-cmd", COPY,
+                    "--rc-command", f"load={COPY}", "--req", "ON-COLL-001")
+    assert run.code == pytest.ExitCode.USAGE_ERROR, run.output[-2000:]
+    assert "name the same command" in run.output
 
 
 def test_a_load_command_for_a_profile_without_one_is_a_usage_error(suite_run):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from contract_tests import contracts
-from contract_tests.plugin import STATE
+from contract_tests.target.state import STATE
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

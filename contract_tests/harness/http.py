@@ -29,6 +29,9 @@ PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion"
 # methods the named target.
 NAME_BEARING = {"tools/call": "name", "prompts/get": "name", "resources/read": "uri"}
 
+# What every MCP POST over Streamable HTTP carries.
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
 
 def header_value(value: str) -> str:
     """Visible ASCII as is; anything else in the `=?base64?...?=` form the transport defines."""
@@ -171,8 +174,7 @@ class HttpServer(Connection):
 
     # -- HTTP ------------------------------------------------------------------------
     def headers(self, message: Any = None) -> dict[str, str]:
-        out = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
-               **self.extra_headers}
+        out = {**MCP_HEADERS, **self.extra_headers}
         if self.session_id:
             out["Mcp-Session-Id"] = self.session_id
         version = self.protocol_version

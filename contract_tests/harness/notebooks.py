@@ -24,11 +24,10 @@ from __future__ import annotations
 import json
 import os
 import secrets
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import contracts
 from .adapter import DiskFixture, FixtureSetupError, register
 from .notebook_generator import ArtifactInfo, CollectionInfo, GeneratedRoot, NotebookInfo, build
 from .process import private_environment, render_command, run_role
@@ -54,6 +53,7 @@ class NotebooksFixture(DiskFixture):
     generated: GeneratedRoot
     stream_timeout_s: int = 300
     imported: bool = False  # a load command imported the layout: the server reads its own store
+    settings: dict[str, Any] = field(default_factory=dict)  # what it was built with (the load command)
 
     @property
     def notebooks(self) -> Path:
@@ -65,8 +65,10 @@ class NotebooksFixture(DiskFixture):
 
     @classmethod
     def build(cls, profile: Any, base: Path, settings: dict[str, Any]) -> "NotebooksFixture":
-        return build_notebooks(base, int(profile.limits.get("stream_timeout_s", 300)),
-                               contracts.DECLARATION.get("load_command"))
+        fixture = build_notebooks(base, int(profile.limits.get("stream_timeout_s", 300)),
+                                  (settings.get("commands") or {}).get("load"))
+        fixture.settings = dict(settings)
+        return fixture
 
     def placeholders(self) -> dict[str, str]:
         return {"notebooks": str(self.notebooks), "root": str(self.root), "store": str(self.store),

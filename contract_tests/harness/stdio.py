@@ -37,6 +37,16 @@ def protocol_version() -> str:
     return _SPOKEN["version"]
 
 
+def initialize_params(version: str | None = None) -> dict[str, Any]:
+    """The suite's initialize params: the run's protocol version (or `version`), no capabilities."""
+    return {"protocolVersion": version or protocol_version(), "capabilities": {}, "clientInfo": CLIENT_INFO}
+
+
+def initialize_message(version: str | None = None, request_id: Any = "rc-init") -> dict[str, Any]:
+    """The suite's one raw initialize request."""
+    return {"jsonrpc": "2.0", "id": request_id, "method": "initialize", "params": initialize_params(version)}
+
+
 class ServerGone(RuntimeError):
     """The server exited or closed stdout while a response was awaited. `earlier`: it had
     already gone before this request was sent (another test saw it go)."""
@@ -262,9 +272,7 @@ class Connection:
 
     def initialize(self, version: str | None = None, *, timeout: float | None = None) -> dict[str, Any]:
         version = version or protocol_version()
-        response = self.request("initialize", {
-            "protocolVersion": version, "capabilities": {}, "clientInfo": CLIENT_INFO,
-        }, timeout=timeout)
+        response = self.request("initialize", initialize_params(version), timeout=timeout)
         if "result" in response:
             self.notify("notifications/initialized")
         return response

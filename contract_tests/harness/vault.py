@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .adapter import DiskFixture, derived_disk_attacks, plant_escapes, register, snapshot, snapshot_diff  # noqa: F401
+from .adapter import DiskFixture, derived_disk_attacks, plant_escapes, register
 from .roots import directory_link_attacks
 
 ESCAPE_LINKS = ["links/escape-file.md", "links/escape-dir", "links/prefix-file.md", "links/prefix-dir"]

@@ -18,8 +18,9 @@ from contract_tests.harness.notebook_generator import ArtifactInfo, PassageInfo
 from contract_tests.harness.notebooks import ROLES, NotebooksFixture
 from contract_tests.names import find_list
 from contract_tests.verdicts import Finding, RequirementFailure, blocked, describe_call
+from contract_tests.open_notebook import PROFILES
 
-PROFILE = "open-notebook"
+PROFILE, = PROFILES  # the folder's one profile
 profiles_mark = pytest.mark.profiles(PROFILE)
 # The collection-scoped tools (the seed's "Precondition: Active collection context required").
 COLLECTION_SCOPED = ("list_artifact_sets", "semantic_search", "fetch_passage", "retrieve_artifact",

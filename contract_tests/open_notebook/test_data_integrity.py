@@ -147,7 +147,7 @@ def tampered(servers, profile, notebooks, tmp_path_factory):
     artifacts are looked up, then their files change on disk."""
     if notebooks.imported:
         pytest.skip("the server reads the store its load command filled; the suite cannot change what it serves")
-    fixture = type(notebooks).build(profile, tmp_path_factory.mktemp("tamper"), {})
+    fixture = type(notebooks).build(profile, tmp_path_factory.mktemp("tamper"), notebooks.settings)
     conn = servers.start(fixture)
     conn.initialize()
     state = Tampered(Session(conn, profile, fixture))
@@ -237,7 +237,7 @@ def test_every_tool_leaves_the_fixture_unchanged(servers, profile, notebooks, tm
     """A private fixture, snapshotted before its server starts and after a tour of all eleven
     tools (what the shared sweep cannot reach: fetches, artifacts, provenance, a whole
     stream) and of mutation attempts: bytes and modification times must not move."""
-    fixture = type(notebooks).build(profile, tmp_path_factory.mktemp("tour"), {})
+    fixture = type(notebooks).build(profile, tmp_path_factory.mktemp("tour"), notebooks.settings)
     before = snapshot(fixture.root)
     conn = servers.start(fixture)
     conn.initialize()

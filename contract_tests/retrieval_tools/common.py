@@ -13,11 +13,11 @@ from contract_tests.contracts import validator
 from contract_tests.harness.process import private_environment, render_command, run_bounded
 from contract_tests.names import entry_paths, find_list, numbered
 from contract_tests.verdicts import Finding, Findings, RequirementFailure, describe_call, esc
+from contract_tests.retrieval_tools import PROFILES
 
-PROFILE = "retrieval-tools"
+PROFILE, = PROFILES  # the folder's one profile
 profiles_mark = pytest.mark.profiles(PROFILE)
 TOOLS = ("search", "open_file", "get_snippet", "list_dir")
-FILE_TOOLS = ("open_file", "get_snippet", "list_dir")
 ENVELOPE = "RT-ENV-002"  # every failure is a structured error: the one owner of an error's form
 
 
@@ -135,4 +135,4 @@ def names_the_root(text: str, root_name: str, value: str | None) -> bool:
 
 
 __all__ = ["Calls", "ENVELOPE", "Findings", "choice", "start_with_roots", "started", "names_the_root", "profiles_mark", "TOOLS",
-           "FILE_TOOLS", "PROFILE"]
+           "PROFILE"]

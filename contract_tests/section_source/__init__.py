@@ -1,0 +1,4 @@
+"""The section-source-local profile's own tests (what no other profile has; the shared checks are in
+concerns/ and base/)."""
+
+PROFILES = ("section-source-local",)  # the profiles these tests apply to: other runs do not collect the folder

@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from contract_tests.contracts import policy
+from contract_tests.section_source import PROFILES
 
 TOOL = "get_section_source"
-PROFILES = ("section-source-local",)
 profiles_mark = pytest.mark.profiles(*PROFILES)
 
 

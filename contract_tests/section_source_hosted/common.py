@@ -15,9 +15,10 @@ from contract_tests.harness import canaries
 from contract_tests.harness.http import HttpServer
 from contract_tests.harness.oracles import seed_normalize  # noqa: F401
 from contract_tests.harness.upstream import RecordedRequest, read_path  # noqa: F401
+from contract_tests.section_source_hosted import PROFILES
 
 TOOL = "get_section_source"
-PROFILE = "section-source-hosted"
+PROFILE, = PROFILES  # the folder's one profile
 profiles_mark = pytest.mark.profiles(PROFILE)
 UNKNOWN_ROLES = ("rc-unknown-role", "Viewer", "owner", "superadmin")
 INVALID_PATH = "Invalid path"

@@ -8,7 +8,8 @@ import pytest
 
 from contract_tests.checks import check, check_vector, short, tool_output, structured_error
 from contract_tests.contracts import load_profile
-from contract_tests.harness.stdio import CLIENT_INFO, protocol_version  # the version the run negotiated
+from contract_tests.harness.http import MCP_HEADERS
+from contract_tests.harness.stdio import initialize_message  # in the version the run negotiated
 from contract_tests.harness.upstream import NOTES_PREFIX
 from contract_tests.verdicts import Findings, RequirementFailure
 from contract_tests.section_source_hosted.common import (
@@ -18,9 +19,6 @@ from contract_tests.section_source_hosted.common import (
 pytestmark = [profiles_mark, pytest.mark.integration]
 
 VECTORS = load_profile(PROFILE).vectors()
-INIT = {"jsonrpc": "2.0", "id": "rc-auth-1", "method": "initialize",
-        "params": {"protocolVersion": protocol_version(), "capabilities": {}, "clientInfo": CLIENT_INFO}}
-MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
 # --- sessions ------------------------------------------------------------------------
@@ -31,7 +29,7 @@ def test_no_token_is_refused_and_a_valid_token_gets_a_session(server, client, se
     on the refusals there were (none: blocked by SSH-AUTH-001)."""
     refused = []
     with Findings() as findings:
-        for message in (INIT, {"jsonrpc": "2.0", "id": "rc-auth-2", "method": "tools/list", "params": {}}):
+        for message in (initialize_message(request_id="rc-auth-1"), {"jsonrpc": "2.0", "id": "rc-auth-2", "method": "tools/list", "params": {}}):
             response = httpx.post(server.url, json=message, headers=MCP_HEADERS, timeout=15)
             ok, seen = http_refusal(response)
             findings.check(ok, "SSH-AUTH-001", f"{message['method']} without a token was not refused: {seen}")

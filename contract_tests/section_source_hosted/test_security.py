@@ -11,7 +11,8 @@ from hypothesis import HealthCheck, settings
 from contract_tests.checks import check, error_texts, keys_of, schema_errors, short, tool_output
 from contract_tests.harness import canaries
 from contract_tests.harness.corpus import attack_path, no_echo_probes
-from contract_tests.harness.stdio import CLIENT_INFO, protocol_version  # the version the run negotiated
+from contract_tests.harness.http import MCP_HEADERS
+from contract_tests.harness.stdio import initialize_message  # in the version the run negotiated
 from contract_tests.verdicts import Findings
 from contract_tests.section_source.common import attacks, blocked_tools, forbidden
 from contract_tests.section_source_hosted.common import (
@@ -23,9 +24,6 @@ pytestmark = [profiles_mark, pytest.mark.security]
 FUZZ = settings(max_examples=80, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 BAD_TOKENS = ("malformed", "wrong_signature", "unsigned", "expired", "not-a-jwt", "empty")
-MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-INIT = {"jsonrpc": "2.0", "id": "rc-auth-1", "method": "initialize",
-        "params": {"protocolVersion": protocol_version(), "capabilities": {}, "clientInfo": CLIENT_INFO}}
 
 
 def _bad_token(fx, kind: str) -> str:
@@ -48,7 +46,7 @@ def test_a_bad_token_is_refused_on_initialize_and_on_a_session(server, client, c
     fx = contract_fixture
     token = _bad_token(fx, kind)
     headers = {**MCP_HEADERS, "Authorization": f"Bearer {token}".rstrip()}
-    response = httpx.post(server.url, json=INIT, headers=headers, timeout=15)
+    response = httpx.post(server.url, json=initialize_message(request_id="rc-auth-1"), headers=headers, timeout=15)
     session = {**server.headers({"method": "tools/list"}), "Authorization": f"Bearer {token}".rstrip()}
     listed = httpx.post(server.url, json={"jsonrpc": "2.0", "id": "rc-auth-3", "method": "tools/list", "params": {}},
                         headers=session, timeout=15)

@@ -1,0 +1,4 @@
+"""The vault-agent profile's own tests (what no other profile has; the shared checks are in
+concerns/ and base/)."""
+
+PROFILES = ("vault-agent",)  # the profiles these tests apply to: other runs do not collect the folder

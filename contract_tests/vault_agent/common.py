@@ -20,20 +20,20 @@ import yaml
 from contract_tests import contracts
 from contract_tests.checks import called_ok, payload, result_of
 from contract_tests.harness import canaries, stdio as stdio_harness
-from contract_tests.harness.http import HttpServer, free_port
+from contract_tests.harness.http import MCP_HEADERS, HttpServer, free_port
 from contract_tests.harness.process import Finished, render_command, run_bounded
-from contract_tests.harness.stdio import StdioServer
+from contract_tests.harness.stdio import StdioServer, initialize_message
 from contract_tests.harness.transcript import spare_startup_paths
 from contract_tests.harness.system import process_tree
 from contract_tests.harness.vault_agent import NOTES, token
 from contract_tests.verdicts import Finding, Findings, RequirementFailure, describe_call
+from contract_tests.vault_agent import PROFILES
 
-PROFILE = "vault-agent"
+PROFILE, = PROFILES  # the folder's one profile
 profiles_mark = pytest.mark.profiles(PROFILE)
 TOOLS = ("search", "get_note", "get_chunk", "get_attachment", "related")
 VALIDATION_RPC, INVALID_PARAMS, METHOD_NOT_FOUND = -32000, -32602, -32601
 OLDEST_VERSION = "2025-03-26"
-INITIALIZE = {"capabilities": {}, "clientInfo": {"name": "retrieval-contract", "version": "0.1.0"}}
 
 
 def protocol_version() -> str:
@@ -53,10 +53,6 @@ def rpc_codes() -> dict[str, int]:
     data = yaml.safe_load((contracts.contracts_root() / "specs" / "catalogues" / "vault-agent-errors.yaml")
                           .read_text(encoding="utf-8"))
     return {e["code"]: e["jsonrpc_code"] for e in data["errors"] if e.get("jsonrpc_code") is not None}
-
-
-def validation_codes() -> set[str]:
-    return {code for code, rpc in rpc_codes().items() if rpc == VALIDATION_RPC}
 
 
 def blocked(req: str, message: str, request: str | None = None, by: str | None = None) -> RequirementFailure:
@@ -330,10 +326,7 @@ def api_base(srv: HttpServer) -> str:
 
 
 def initialize_http(base: str, path: str, version: str = OLDEST_VERSION, **headers: str) -> httpx.Response:
-    return httpx.post(base + path, json={"jsonrpc": "2.0", "id": "rc-init", "method": "initialize",
-                                          "params": {"protocolVersion": version, **INITIALIZE}},
-                      headers={"Accept": "application/json, text/event-stream",
-                               "Content-Type": "application/json", **headers}, timeout=30)
+    return httpx.post(base + path, json=initialize_message(version), headers={**MCP_HEADERS, **headers}, timeout=30)
 
 
 def answers_mcp(response: httpx.Response) -> bool:

@@ -12,11 +12,12 @@ import httpx
 import pytest
 
 from contract_tests.checks import called_ok, short
-from contract_tests.harness.http import messages_of
+from contract_tests.harness.http import MCP_HEADERS, messages_of
+from contract_tests.harness.stdio import initialize_message, initialize_params
 from contract_tests.harness.vault_agent import NOTES, token
 from contract_tests.verdicts import Findings, describe_call
 from contract_tests.vault_agent.common import (
-    INITIALIZE, OLDEST_VERSION, choice, error_code_of, mcp_payload, per_requirement, profiles_mark, rpc_error,
+    OLDEST_VERSION, choice, error_code_of, mcp_payload, per_requirement, profiles_mark, rpc_error,
     sweep_verdict,
 )
 
@@ -31,10 +32,8 @@ def _initialize_all(suite, servers, server, fixture, params: list[dict], after) 
     if suite.transport == "http":
         out = []
         for p in params:
-            response = httpx.post(server.url, json={"jsonrpc": "2.0", "id": "rc-init", "method": "initialize",
-                                                    "params": p},
-                                  headers={"Accept": "application/json, text/event-stream",
-                                           "Content-Type": "application/json"}, timeout=30)
+            response = httpx.post(server.url, json={**initialize_message(), "params": p}, headers=MCP_HEADERS,
+                                  timeout=30)
             messages = [json.loads(t) for t in messages_of(response)]
             out.append(messages[0] if messages else {"rc_http_status": response.status_code, "error": {}})
         return out
@@ -139,7 +138,7 @@ def test_the_handshake_and_malformed_input_are_answered_as_the_documents_say(req
 
 def _handshake(suite, servers, server, contract_fixture, findings) -> None:
     asked = [OLDEST_VERSION, *UNSUPPORTED, None]
-    params = [{**INITIALIZE, **({"protocolVersion": v} if v else {})} for v in asked]
+    params = [{k: val for k, val in initialize_params(v).items() if v or k != "protocolVersion"} for v in asked]
     seen: dict = {}
     answers = dict(zip(asked, _initialize_all(suite, servers, server, contract_fixture, params,
                                               lambda srv: _malformed(srv, seen))))

@@ -19,7 +19,7 @@ import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
 
-from reference._serve import serve_http, serve_stdio
+from reference._serve import log_to_stderr, serve_http, serve_stdio
 
 from . import world
 from .config import PROG, Config, ConfigError, load_config, parse_args
@@ -87,14 +87,7 @@ def build_server(config: Config, library: Library) -> Server:
 
 def configure_logging() -> None:
     """stderr only; one line per call with the tool, outcome and time, never text or ids."""
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(name)s %(levelname)s %(message)s")
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(message)s"))
-    log.handlers[:] = [handler]
-    log.propagate = False
-    log.setLevel(logging.INFO)
-    for name in ("mcp", "httpx", "httpcore", "uvicorn", "uvicorn.access", "uvicorn.error"):
-        logging.getLogger(name).setLevel(logging.WARNING)
+    log_to_stderr(log)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -16,16 +16,13 @@ import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
 
-from reference._serve import serve_stdio
+from reference._serve import READ_ONLY, serve_stdio
 
 from .config import PROG, ConfigError, Roots, load_roots, parse_args
 from .tools import TOOLS, Outcome, call_tool, schema
 
 log = logging.getLogger("rc.retrieval_tools")
 
-READ_ONLY = types.ToolAnnotations(
-    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-)
 
 
 def tool_list() -> list[types.Tool]:

@@ -241,10 +241,6 @@ def parse_inline(self, src: str, md: MarkdownIt, env: dict, tokens: list) -> lis
 # --- Reference-link fallbacks --------------------------------------------------------------
 
 
-def _blank_to_end(src: str, start: int, end: int) -> bool:
-    return all(ch in " \t\n" for ch in src[start:end])
-
-
 def micromark_link_rule(original, bang: bool):
     """Wrap markdown-it's link (bang False) or image (bang True) rule."""
     offset = 1 if bang else 0

@@ -18,7 +18,7 @@ import mcp_types as types
 from jsonschema import Draft202012Validator
 from mcp.server.lowlevel import Server
 
-from reference._serve import serve_http, serve_stdio
+from reference._serve import READ_ONLY, serve_http, serve_stdio
 
 from . import builder
 from .config import ConfigError, parse_args, vault_root
@@ -36,9 +36,6 @@ INPUT_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 _INPUT = Draft202012Validator(INPUT_SCHEMA)
-READ_ONLY = types.ToolAnnotations(
-    read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False
-)
 
 # Error messages are fixed strings: they never carry the request path or note content.
 MSG_INPUT = "Invalid input: exactly one string argument `path` is accepted"

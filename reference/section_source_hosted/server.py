@@ -18,8 +18,8 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from starlette.types import ASGIApp
 
-from reference._serve import serve_app
-from reference.section_source.server import INPUT_SCHEMA, READ_ONLY
+from reference._serve import READ_ONLY, log_to_stderr, serve_app
+from reference.section_source.server import INPUT_SCHEMA
 
 from . import acl, auth, tools
 from .config import PROG, ConfigError, Settings, load_settings, parse_args
@@ -87,15 +87,8 @@ def build_app(settings: Settings, host: str) -> ASGIApp:
 
 
 def configure_logging() -> None:
-    logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="%(name)s %(levelname)s %(message)s")
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(message)s"))
-    log.handlers[:] = [handler]
-    log.propagate = False
-    log.setLevel(logging.INFO)
-    # httpx logs every request URL (a note path) at INFO; uvicorn's access log does the same.
-    for name in ("httpx", "httpcore", "uvicorn", "uvicorn.access", "uvicorn.error", "mcp"):
-        logging.getLogger(name).setLevel(logging.WARNING)
+    """stderr only; httpx and uvicorn would log every request URL (a note path)."""
+    log_to_stderr(log)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -20,7 +20,7 @@ from typing import Any
 
 from . import db, validate
 from .config import Settings, index_file
-from .embedding import Model, ModelUnavailable, embedding_text, load_model
+from .embedding import Model, ModelUnavailable, load_model
 from .errors import VaultError, cap_warnings, warning
 from .markdown import parse_note
 from .safety import Rules, resolve_attachment, resolve_note_file, walk_notes

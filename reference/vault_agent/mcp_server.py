@@ -15,7 +15,6 @@ import signal
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from typing import Any
 
 import anyio
@@ -25,6 +24,8 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 
+from reference._serve import READ_ONLY
+
 from .core import MCP_PAYLOAD_CAP, VERSION, Core, Reply
 from .errors import VaultError
 from .safety import log_event, sanitize
@@ -33,8 +34,6 @@ TOOL_TIMEOUT_S = 60.0  # mcp-tools.md#tool-invocation-timeouts
 TIMEOUT_ENV = "VAULT_AGENT_DEBUG_TOOL_TIMEOUT_MS"
 DELAY_ENV = "VAULT_AGENT_DEBUG_CALL_DELAY_MS"
 OLDEST_VERSION = "2025-03-26"  # mcp-transports.md: older versions are not accepted
-READ_ONLY = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
-                                  open_world_hint=False)
 _MODE = {"type": "string", "enum": ["lexical", "embedding", "hybrid"],
          "description": "lexical, embedding or hybrid; omit for the server's default"}
 _LIMIT = {"type": "integer", "minimum": 1, "maximum": 50, "default": 10, "description": "Maximum number of results"}

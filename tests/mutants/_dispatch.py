@@ -27,6 +27,18 @@ class Mutant:
     summary: str = ""
     variant: bool = False
     options: tuple[str, ...] = field(default=())  # further suite options (e.g. --declare FILE)
+    control: str | None = None  # a requirement the mutant leaves intact (default: see control())
+
+    def control_id(self, requirements) -> str:
+        """The requirement whose test must still pass against the mutant: the server is
+        otherwise sound, so what the suite reports is the defect, not a broken server. The
+        first of the given one, tools/list (MCP-TOOLS-001) and the profile's own tools listing
+        that the mutant does not trip."""
+        prefix = next(iter(self.trips), "X-").split("-")[0]
+        for req in (self.control, "MCP-TOOLS-001", f"{prefix}-TOOL-001"):
+            if req and req in requirements and req not in self.trips:
+                return req
+        raise LookupError(f"{self.name}: no control requirement (declare one with control=)")
 
 
 REGISTRY: dict[str, Mutant] = {}
@@ -40,9 +52,12 @@ def _register(fn, **kwargs) -> Callable[[], None]:
     return fn
 
 
-def mutant(*trips: str, profile: str, transport: str | None = None, phases: tuple[str, ...] = ()):
-    """A deliberate defect the suite must report under each of `trips`."""
-    return lambda fn: _register(fn, profile=profile, trips=tuple(trips), transport=transport, phases=phases)
+def mutant(*trips: str, profile: str, transport: str | None = None, phases: tuple[str, ...] = (),
+           control: str | None = None):
+    """A deliberate defect the suite must report under each of `trips`, while the test of
+    `control` (default: Mutant.control_id) still passes."""
+    return lambda fn: _register(fn, profile=profile, trips=tuple(trips), transport=transport, phases=phases,
+                                control=control)
 
 
 def variant(*, profile: str, transport: str | None = None, phases: tuple[str, ...] = (),

@@ -15,18 +15,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .harness.adapter import FixtureSetupError
-from .harness.fixtures import build_for
-from .harness.stdio import BadAnswer, MessageTooLarge, NoResponse, ServerGone, ServerStopped
-from .servers import connect
-from .verdicts import esc
+from ..harness.adapter import FixtureSetupError
+from ..harness.fixtures import build_for
+from ..harness.stdio import BadAnswer, MessageTooLarge, NoResponse, ServerGone, ServerStopped
+from ..verdicts import esc
+from .sessions import connect
 
 # What a server can do to a preflight request: not answer, go away, answer too much or not in
 # JSON-RPC (OSError: it could not be started or reached; ValueError: it sent what is not MCP).
 SERVER_FAULTS = (OSError, ValueError, NoResponse, ServerGone, ServerStopped, MessageTooLarge, BadAnswer)
 
 if TYPE_CHECKING:
-    from .plugin import SuiteState
+    from .state import SuiteState
 
 INITIALIZE_TIMEOUT_S = 20.0
 TAIL_LINES = 20
@@ -177,7 +177,7 @@ def warnings(state: "SuiteState", fixture: Any, server: Any = None) -> list[str]
     out = _reach(state, server) if server is not None else []
     if not state.server_cmd:
         return out
-    from . import contracts
+    from .. import contracts
     own = set(state.profile.data.get("placeholders", {}))
     data_placeholders = {p for p in own if p not in GENERIC_PLACEHOLDERS}
     by_environment = any(p in str(v) for v in state.profile.data.get("environment", {}).values() for p in own)
@@ -200,8 +200,8 @@ def _reach(state: "SuiteState", server: Any) -> list[str]:
     """The profile's preflight calls on the started server: one warning per call that failed or
     whose result lacks a value the spec expects (e.g. open-notebook's collections, listed and
     entered), naming the call and what came back."""
-    from .checks import called_ok, payload, short, texts, values_at
-    from .verdicts import RequirementFailure
+    from ..checks import called_ok, payload, short, texts, values_at
+    from ..verdicts import RequirementFailure
     spec = state.profile.data.get("preflight") or {}
     out = []
     for call in spec.get("calls", []):

@@ -8,15 +8,15 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .harness.http import HttpServer, free_port
-from .harness.privileges import unprivileged_prefix
-from .harness.process import private_environment, render_command
-from .harness.limits import HEALTH
-from .harness.stdio import Connection, ServerStopped, StdioServer
-from .harness.transcript import Transcript, spare_startup_paths
+from ..harness.http import HttpServer, free_port
+from ..harness.privileges import unprivileged_prefix
+from ..harness.process import private_environment, render_command
+from ..harness.limits import HEALTH
+from ..harness.stdio import Connection, ServerStopped, StdioServer
+from ..harness.transcript import Transcript, spare_startup_paths
 
 if TYPE_CHECKING:
-    from .plugin import SuiteState
+    from .state import SuiteState
 
 
 def session_headers(fixture: Any, token: str | None = None) -> dict[str, str]:

@@ -1,0 +1,106 @@
+"""The fixtures every suite test uses (a pytest plugin the suite's plugin loads): the run's
+state and profile, the profile's synthetic data, the servers started on it, a client, and
+the parameter names; each server's last output, redacted, is kept for the report."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from . import contracts, verdicts
+from .harness import canaries, limits
+from .harness.fixtures import build_for
+from .harness.sdk import SdkClient
+from .harness.stdio import Connection
+from .items import is_worker
+from .names import ParameterNames
+from .target.sessions import ServerFactory
+from .target.state import FIXTURE_TOKENS, STATE, SuiteState
+
+LOG_LINES = 60
+
+
+def server_log(server: Any, tokens: dict[str, str]) -> dict[str, Any]:
+    """A server's command and its last output lines, every canary token redacted."""
+    def clean(line: str) -> str:
+        return canaries.redact_all(line[:400], tokens)
+    transcript = server.transcript
+    return {"command": clean(" ".join(server.argv)),
+            "stderr": [clean(x) for x in transcript.stderr[-LOG_LINES:]],
+            "stdout": [clean(x) for x in transcript.stdout[-LOG_LINES:]],
+            "flood": flood_note(server)}
+
+
+def flood_note(server: Any) -> str | None:
+    """What a server sent beyond what the suite keeps (notifications, lines past the caps,
+    messages over the size limit), counted: noted in the report, a finding only where a
+    requirement forbids it."""
+    parts = []
+    if getattr(server, "unsolicited_count", 0) > limits.LIMITS.max_unsolicited:
+        parts.append(f"{server.unsolicited_count:,} notifications or other unrequested messages")
+    dropped = server.transcript.flood_note()
+    if dropped:
+        parts.append(f"{dropped} past the caps (counted, not kept)")
+    if getattr(server, "oversize", None):
+        parts.append(f"{len(server.oversize)} message(s) over the {limits.LIMITS.max_message_bytes:,}-byte limit")
+    return "; ".join(parts) or None
+
+
+@pytest.fixture(scope="session")
+def suite(pytestconfig: pytest.Config) -> SuiteState:
+    return pytestconfig.stash[STATE]
+
+
+@pytest.fixture(scope="session")
+def profile(suite: SuiteState) -> contracts.Profile:
+    return suite.profile
+
+
+@pytest.fixture(scope="session")
+def contract_fixture(tmp_path_factory: pytest.TempPathFactory, profile: contracts.Profile, suite: SuiteState,
+                     pytestconfig: pytest.Config):
+    """The profile's synthetic data (its fixture kind's), built once per worker."""
+    fixture = build_for(profile, tmp_path_factory.mktemp("rc"), suite.fixture_settings())
+    pytestconfig.stash[FIXTURE_TOKENS] = dict(fixture.canaries)
+    yield fixture
+    close = getattr(fixture, "close", None)
+    if close:
+        close()
+
+
+@pytest.fixture(scope="session")
+def servers(suite: SuiteState, tmp_path_factory: pytest.TempPathFactory, pytestconfig: pytest.Config):
+    factory = ServerFactory(suite, tmp_path_factory.mktemp("homes"))
+    yield factory
+    factory.close_all()
+    fixture = pytestconfig.stash.get(FIXTURE_TOKENS, {})
+    logs = [server_log(srv, fixture) for srv in factory.started if getattr(srv, "argv", None)]
+    suite.server_logs.extend(logs)
+    if is_worker(pytestconfig):
+        pytestconfig.workeroutput["rc_server_logs"] = suite.server_logs
+
+
+@pytest.fixture(scope="session")
+def server(servers: ServerFactory, contract_fixture) -> Connection:
+    """The worker's long-lived server on the profile's fixture (initialized by the SDK client)."""
+    return servers.start(contract_fixture)
+
+
+@pytest.fixture(scope="session")
+def client(server: Connection):
+    """The official SDK ClientSession over the long-lived server, initialized."""
+    try:
+        sdk = SdkClient(server)
+    except Exception as exc:  # noqa: BLE001 - name what went wrong, keep stderr short
+        tail = "\n".join(server.transcript.stderr[-15:])
+        raise verdicts.ServerFault(f"could not initialize the server under test: {exc!r}\n"
+                                   f"server stderr (tail):\n{tail}") from exc
+    yield sdk
+    sdk.close()
+
+
+@pytest.fixture(scope="session")
+def names(client, profile: contracts.Profile) -> ParameterNames:
+    """The server's names for the parameters the profile drives (declared, default or found)."""
+    return ParameterNames(profile, client.list_tools())
