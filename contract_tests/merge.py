@@ -1,6 +1,6 @@
 """`retrieval-contract merge-reports OUT shard1/results.json shard2/results.json ...`: join the
 reports of the shards of one run (same profile, transport and phase) into the report a single
-run gives, with the same per-requirement verdicts (report.requirement_status decides both)."""
+run gives, with the same per-requirement verdicts (verdicts.requirement_status decides both)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from . import contracts
-from .report import render_markdown, requirement_status
+from .report_markdown import render_markdown
+from .verdicts import requirement_status
 
 
 def merge(documents: list[dict[str, Any]]) -> dict[str, Any]:

@@ -23,16 +23,20 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from .harness.limits import HEALTH
+from .harness.stdio import protocol_version
+from .report_console import write_summary
+from .report_markdown import render_markdown
 from .target.options import get
+from .verdicts import (EXIT_BLOCKED, EXIT_RUN_STOPPED, EXIT_SERVER_UNUSABLE, EXIT_SUITE_ERROR, SELECTION, case_matches,
+                       requirement_status)
 
 if TYPE_CHECKING:
-    from .target.state import SuiteState
     from .target.preflight import Preflight
+    from .target.state import SuiteState
 
 EVIDENCE_CHARS = 4000
 EVIDENCE_ITEMS = 200      # evidence items kept per requirement: reports stay small whatever the server sends
-SHOWN_CAUSES = 8
-CONSOLE_EVIDENCE_CHARS = 300
 SUITE_ERROR = "suite error"
 
 
@@ -162,7 +166,6 @@ class ReportCollector:
 
     @property
     def protocol_version(self) -> str:
-        from .harness.stdio import protocol_version
         return protocol_version()
 
     # -- verdicts --------------------------------------------------------------------
@@ -262,7 +265,6 @@ class ReportCollector:
         a shard these wait for merge-reports: the failing case may be in another shard."""
         if not self.state.expectations.source or self.state.shard:
             return []
-        from .verdicts import SELECTION, case_matches
         status = {r["id"]: r for r in rows}
         failed = [(f["req"], f.get("case")) for t in self.tests.values() for kind in ("expected", "failing")
                   for f in t[kind] if f.get("case")]
@@ -288,78 +290,10 @@ class ReportCollector:
 
     # -- output ----------------------------------------------------------------------
     def pytest_terminal_summary(self, terminalreporter: Any, exitstatus: int) -> None:
-        rows = self.final_rows if self.final_rows is not None else self.rows()
-        write = terminalreporter.write_line
-        all_rows = rows
-        if self.baseline is not None:
-            changed = self.changes(rows)
-            terminalreporter.section("retrieval-contract: changes since the baseline", sep="-")
-            for change in changed:
-                write(f"{change['id']}: {change['was']} -> {change['now']}")
-            if not changed:
-                write("no requirement changed its verdict")
-            rows = [r for r in rows if r["id"] in {c["id"] for c in changed}]
-        groups = [("fail", "failed requirements"),
-                  ("advisory", "advisories: the profile's own reading (basis: profile); they fail the run only "
-                               "under --strict"),
-                  ("blocked", "blocked requirements: not checked, a precondition they need did not hold")]
-        for status, title in groups:
-            chosen = [r for r in rows if r["status"] == status or status == "blocked" and r["tests_blocked"]
-                      and r["status"] == "partial"]
-            if not chosen:
-                continue
-            terminalreporter.section(f"retrieval-contract: {title}", sep="-")
-            for row in chosen:
-                if status == "blocked":
-                    write(f"{row['id']} ({row['basis']}): {row['tests_blocked']} of {row['tests_total']} tests blocked "
-                          f"by {', '.join(row['blocked_by'])} - {row['behavior']}")
-                else:
-                    write(f"{row['id']} ({row['basis']}): {row['tests_failing']} of {row['tests_total']} tests "
-                          f"failing - {row['behavior']}")
-                _write_causes(write, row["evidence"])
-        if self.suite_errors:
-            terminalreporter.section("retrieval-contract: suite errors (bugs in retrieval-contract, not findings "
-                                     "against the server; please report them)", sep="-")
-            for error in self.suite_errors:
-                write(f"{error['message']}")
-                write(f"    at {error['where']}, in {error['count']} test{'s' if error['count'] > 1 else ''}: "
-                      f"{', '.join(error['tests'][:3])}{' ...' if error['count'] > 3 else ''}")
-        if self.stopped:
-            terminalreporter.section("retrieval-contract: the run stopped talking to the server", sep="-")
-            for why in self.stopped:
-                write(why)
-            write("the checks left were blocked (listed above); raise --request-timeout or --run-budget if the "
-                  "server is only slow")
-        floods = [log for log in (self.server_logs or self.state.server_logs) if log.get("flood")]
-        if floods:
-            terminalreporter.section("retrieval-contract: floods (what servers sent beyond what the suite keeps)",
-                                     sep="-")
-            for log in floods[:10]:
-                write(f"{log['flood']}: {log['command'][:200]}")
-            if len(floods) > 10:
-                write(f"... and {len(floods) - 10} more servers (results.json, server_logs)")
-        preflight = self.state.preflight
-        if preflight is not None and preflight.warnings:
-            terminalreporter.section("retrieval-contract: warnings", sep="-")
-            for warning in preflight.warnings:
-                write(warning)
-        if self.problems:
-            terminalreporter.section("retrieval-contract: expectations file", sep="-")
-            for problem in self.problems:
-                write(problem)
-        counts = Counter(r["status"] for r in rows)
-        checks = self.checks(all_rows)
-        by = ", ".join(f"{k} {v}" for k, v in checks["blocked_by"].items())
-        write("retrieval-contract: requirements " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
-              + f"; checks: {checks['checked']} checked, {checks['blocked']} blocked" + (f" (by {by})" if by else ""))
-        meaning = EXIT_MEANINGS.get(self.exit_status)
-        if meaning and self.exit_status:
-            write(f"retrieval-contract: exit status {self.exit_status}: {meaning}")
+        write_summary(self, terminalreporter)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        from .harness.limits import HEALTH
-        from .verdicts import EXIT_BLOCKED, EXIT_RUN_STOPPED, EXIT_SUITE_ERROR
         if HEALTH.stopped and HEALTH.stopped not in self.stopped:
             self.stopped.append(HEALTH.stopped)
         self._worker_crashes()
@@ -420,7 +354,6 @@ class ReportCollector:
         """The report of a run that never started: every requirement not-run, and why."""
         if self.directory is None:
             return
-        from .verdicts import EXIT_SERVER_UNUSABLE
         rows = [{"id": r.id, "spec": r.spec, "basis": r.basis, "strength": r.strength, "tiers": list(r.tiers),
                  "behavior": r.behavior, "source": r.source, "status": "not-run", "quote": list(r.quote),
                  "document": r.document if r.basis == "seed" else None, "tests_total": 0, "tests_failing": 0,
@@ -436,58 +369,6 @@ class ReportCollector:
         (self.directory / "results.html").write_text(render_html([document]), encoding="utf-8")
 
 
-def requirement_status(verdicts: Counter, deselected: int, applies: bool, strict: bool) -> str:
-    """One requirement's verdict from its tests' verdicts (pass, fail, advisory, xfail, skip,
-    blocked, incomplete) and how many of its tests were deselected. The single place the rule
-    lives: a run's report and a merge of shard reports both use it. A check that ran and failed
-    is never n/a, and a requirement none of whose checks ran never reads pass."""
-    if verdicts["fail"]:
-        return "fail"
-    if verdicts["advisory"]:
-        return "fail" if strict else "advisory"
-    if not applies:
-        return "n/a"
-    if verdicts["xfail"]:
-        return "xfail"
-    if verdicts["blocked"]:
-        return "partial" if verdicts["pass"] else "blocked"
-    if deselected or verdicts["incomplete"]:
-        return "partial" if verdicts["pass"] else "not-run"
-    if verdicts["pass"]:
-        return "pass"
-    if verdicts["skip"]:
-        return "skip"
-    return "not-run"
-
-
-EXIT_MEANINGS = {
-    0: "every requirement checked passed",
-    1: "a requirement failed (or an expectations entry is stale or passed unexpectedly)",
-    6: "the server under test is not usable: it did not start or did not answer initialize",
-    7: "no requirement failed, but checks of seed or MCP requirements were blocked: a precondition they need "
-       "did not hold, so they were not checked",
-    8: "the suite itself crashed (a suite error): a bug in retrieval-contract, not evidence against the server",
-    9: "the run stopped talking to the server (it stopped answering, or the run budget was spent): the checks "
-       "left were blocked",
-}
-
-
-def _write_causes(write: Any, evidence: list[str]) -> None:
-    """The distinct causes, most frequent first, each line cut for the console."""
-    causes = Counter(evidence)
-    for text, count in causes.most_common(SHOWN_CAUSES):
-        first, *rest = text.splitlines() or [""]
-        write(f"    {'%dx ' % count if count > 1 else ''}{_console(first)}")
-        for line in rest[:3]:
-            write(f"      {_console(line)}")
-    if len(causes) > SHOWN_CAUSES:
-        write(f"    ... and {len(causes) - SHOWN_CAUSES} more distinct causes")
-
-
-def _console(line: str) -> str:
-    return line if len(line) <= CONSOLE_EVIDENCE_CHARS else line[:CONSOLE_EVIDENCE_CHARS] + f"... ({len(line)} chars)"
-
-
 def _render(finding: dict[str, Any]) -> str:
     head = f"[{finding['req']}]" + (f" {finding['case']}:" if finding.get("case") else "")
     text = f"{head} {finding['message']}"
@@ -496,67 +377,3 @@ def _render(finding: dict[str, Any]) -> str:
     if finding.get("request"):
         text += f"\n    request: {finding['request']}"
     return text
-
-
-def _cell(text: str, limit: int = 200) -> str:
-    text = text.replace("|", "\\|").replace("\n", " ")
-    return text if len(text) <= limit else text[:limit] + "..."
-
-
-def render_markdown(doc: dict[str, Any]) -> str:
-    lines = [f"# retrieval-contract: {doc['profile']}", ""]
-    unusable = doc.get("server_unusable")
-    if unusable:
-        lines += ["> **The server never started: no test was run.**", ">",
-                  f"> {_cell(unusable.get('problem', ''), 500)}", ">", f"> command: `{unusable.get('command')}`"]
-        if unusable.get("exit_status") is not None:
-            lines.append(f"> exit status: {unusable['exit_status']}")
-        if unusable.get("stderr_tail"):
-            lines += [">", "> server stderr (tail):", ">", *[f">     {line}" for line in unusable["stderr_tail"]]]
-        lines.append("")
-    lines += [
-        f"- target: `{doc['target']}`",
-        *[f"- command {role}: `{command}`" for role, command in sorted((doc.get("commands") or {}).items())],
-        f"- transport: {doc['transport']}" + (f", phase {doc['phase']}" if doc["phase"] else "")
-        + (", strict (advisories fail the run)" if doc.get("strict") else ""),
-        "- summary: " + ", ".join(f"{k} {v}" for k, v in sorted(doc["summary"].items())),
-        *([f"- checks: {doc['checks']['checked']} checked, {doc['checks']['blocked']} blocked"
-           + (" (by " + ", ".join(f"{k} {v}" for k, v in doc["checks"]["blocked_by"].items()) + ")"
-              if doc["checks"].get("blocked_by") else "")] if doc.get("checks") else []),
-        f"- exit status: {doc.get('exit_status')}" + (f" ({EXIT_MEANINGS[doc['exit_status']]})"
-                                                      if doc.get("exit_status") in EXIT_MEANINGS else ""),
-        "",
-    ]
-    if doc.get("suite_errors"):
-        lines += ["## Suite errors", "",
-                  "Crashes of the suite's own code: bugs in retrieval-contract, not findings against the server. "
-                  "The requirements those tests cite read `blocked` (by suite error).", ""]
-        for error in doc["suite_errors"]:
-            lines += [f"- `{_cell(error['message'], 300)}` at `{error['where']}`, in {error['count']} tests "
-                      f"(first: `{error['tests'][0]}`)"]
-        lines.append("")
-    if "changes_since_baseline" in doc:
-        lines += ["## Changes since the baseline", ""]
-        lines += [f"- {c['id']}: {c['was']} -> {c['now']}" for c in doc["changes_since_baseline"]] or ["- none"]
-        lines.append("")
-    sections = [("Failures", lambda r: r["status"] == "fail"),
-                ("Advisories (basis: profile; fail only under --strict)", lambda r: r["status"] == "advisory"),
-                ("Blocked (not checked: a precondition did not hold)",
-                 lambda r: r["status"] == "blocked" or r["status"] == "partial" and r.get("tests_blocked")),
-                ("All requirements", lambda r: True)]
-    for title, keep in sections:
-        chosen = [r for r in doc["requirements"] if keep(r)]
-        if not chosen:
-            continue
-        lines += [f"## {title}", "", "| requirement | basis | tiers | verdict | failing | evidence |",
-                  "|---|---|---|---|---|---|"]
-        for row in chosen:
-            evidence = "<br>".join(_cell(e, 160) for e in row["evidence"][:3])
-            docs = doc.get("docs_url")
-            link = f"[{row['id']}]({docs.rstrip('/')}/requirements/{row['spec']}.html#{row['id'].lower()})" if docs \
-                else row["id"]
-            status = row["status"] + (f" (by {', '.join(row['blocked_by'])})" if row.get("blocked_by") else "")
-            lines.append(f"| {link} | {row['basis']} | {', '.join(row['tiers'])} | {status} "
-                         f"| {row['tests_failing']}/{row['tests_total']} | {evidence} |")
-        lines.append("")
-    return "\n".join(lines)

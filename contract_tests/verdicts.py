@@ -37,6 +37,42 @@ CONSOLE_LINES = 40       # findings shown per test on the console
 TRACEBACK_CHARS = 6000
 
 
+def requirement_status(verdicts: Counter, deselected: int, applies: bool, strict: bool) -> str:
+    """One requirement's verdict from its tests' verdicts (pass, fail, advisory, xfail, skip,
+    blocked, incomplete) and how many of its tests were deselected. The single place the rule
+    lives: a run's report and a merge of shard reports both use it. A check that ran and failed
+    is never n/a, and a requirement none of whose checks ran never reads pass."""
+    if verdicts["fail"]:
+        return "fail"
+    if verdicts["advisory"]:
+        return "fail" if strict else "advisory"
+    if not applies:
+        return "n/a"
+    if verdicts["xfail"]:
+        return "xfail"
+    if verdicts["blocked"]:
+        return "partial" if verdicts["pass"] else "blocked"
+    if deselected or verdicts["incomplete"]:
+        return "partial" if verdicts["pass"] else "not-run"
+    if verdicts["pass"]:
+        return "pass"
+    if verdicts["skip"]:
+        return "skip"
+    return "not-run"
+
+
+EXIT_MEANINGS = {
+    0: "every requirement checked passed",
+    1: "a requirement failed (or an expectations entry is stale or passed unexpectedly)",
+    6: "the server under test is not usable: it did not start or did not answer initialize",
+    7: "no requirement failed, but checks of seed or MCP requirements were blocked: a precondition they need "
+       "did not hold, so they were not checked",
+    8: "the suite itself crashed (a suite error): a bug in retrieval-contract, not evidence against the server",
+    9: "the run stopped talking to the server (it stopped answering, or the run budget was spent): the checks "
+       "left were blocked",
+}
+
+
 class ServerFault(Exception):
     """The server did something that stops a test before any requirement could be judged: it
     could not be initialized, or it stopped answering. Server-side: never a suite error."""

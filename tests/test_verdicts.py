@@ -182,7 +182,7 @@ def test_a_check_blocked_in_its_body_reads_blocked_never_pass(suite_run):
 def test_a_failing_finding_is_never_reported_n_a():
     from collections import Counter
 
-    from contract_tests.report import requirement_status
+    from contract_tests.verdicts import requirement_status
     assert requirement_status(Counter(fail=1), 0, False, False) == "fail"
     assert requirement_status(Counter(advisory=1), 0, False, False) == "advisory"
     assert requirement_status(Counter(blocked=2), 0, True, False) == "blocked"
