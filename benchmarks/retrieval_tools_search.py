@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from contract_tests.harness.stdio import StdioServer
-from contract_tests.retrieval_tools.test_performance import build_corpus
+from contract_tests.harness.roots import build_corpus
 
 QUERIES = (  # kind, query, limit
     ("rare term", "rareterm", 200),

@@ -21,6 +21,7 @@ follows a link out of its root.
 from __future__ import annotations
 
 import os
+import random
 import secrets
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -260,4 +261,35 @@ def build_roots(base: Path, traps: str = "none", canaries: dict[str, str] | None
     os.symlink("../../code/src/main.py", fx.root / "docs" / "links" / "to-code.md")
     os.symlink("../../docs/README.md", fx.root / "code" / "links" / "to-docs.md")
     fx.links += [("docs", "links/to-code.md"), ("code", "links/to-docs.md")]
+    return fx
+
+
+# The word salad of the performance corpus (RT-PERF-001 and benchmarks/retrieval_tools_search.py).
+WORDS = ("alpha beta gamma delta epsilon zeta theta iota kappa lambda omicron sigma "
+         "config handler request response buffer index parser module import return").split()
+
+
+def build_corpus(base: Path, lines: int, seed: int = 7) -> RootsFixture:
+    """`lines` lines of word salad over both roots; rare and common terms at known rates."""
+    rng = random.Random(seed)
+    fx = RootsFixture(root=base, canaries={})
+    per_file, written = 500, 0
+    n = 0
+    while written < lines:
+        repo = "docs" if n % 2 == 0 else "code"
+        count = min(per_file, lines - written)
+        body = []
+        for i in range(count):
+            words = rng.choices(WORDS, k=8)
+            k = written + i
+            if k % 10 == 0:
+                words.append("commonterm")
+            if k % 333_331 == 0:
+                words.append("rareterm")
+            body.append(" ".join(words))
+        path = base / repo / f"dir{n % 50:02d}" / f"file{n:05d}.txt"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join(body) + "\n")
+        written += count
+        n += 1
     return fx

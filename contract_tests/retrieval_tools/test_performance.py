@@ -2,47 +2,17 @@
 
 from __future__ import annotations
 
-import random
 import statistics
 import time
-from pathlib import Path
 
 import pytest
 
 from contract_tests.checks import called_ok, check, short
-from contract_tests.harness.roots import RootsFixture
+from contract_tests.harness.roots import build_corpus
 from contract_tests.retrieval_tools.common import Calls, profiles_mark
 from contract_tests.verdicts import describe_call
 
 pytestmark = [profiles_mark, pytest.mark.performance]
-WORDS = ("alpha beta gamma delta epsilon zeta theta iota kappa lambda omicron sigma "
-         "config handler request response buffer index parser module import return").split()
-
-
-def build_corpus(base: Path, lines: int, seed: int = 7) -> RootsFixture:
-    """`lines` lines of word salad over both roots; rare and common terms at known rates."""
-    rng = random.Random(seed)
-    fx = RootsFixture(root=base, canaries={})
-    per_file, written = 500, 0
-    n = 0
-    while written < lines:
-        repo = "docs" if n % 2 == 0 else "code"
-        count = min(per_file, lines - written)
-        body = []
-        for i in range(count):
-            words = rng.choices(WORDS, k=8)
-            k = written + i
-            if k % 10 == 0:
-                words.append("commonterm")
-            if k % 333_331 == 0:
-                words.append("rareterm")
-            body.append(" ".join(words))
-        path = base / repo / f"dir{n % 50:02d}" / f"file{n:05d}.txt"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("\n".join(body) + "\n")
-        written += count
-        n += 1
-    return fx
 
 
 QUERIES = ([("rareterm", 200)] * 5 + [("commonterm", 200)] * 5 + [("nomatchterm-zz", 200)] * 5
