@@ -293,3 +293,8 @@ def hits(body: Any, needles: dict[str, str], echoed: tuple[str, ...] = ()) -> li
 
 __all__ = ["AVAILABLE_OPERATIONS", "COLLECTION_SCOPED", "Found", "Session", "as_failure", "choice", "content_tokens",
            "echoes", "error_type", "hits", "padded", "profiles_mark", "result_meta", "PROFILE", "ROLES", "STEP_ORDER"]
+
+
+def listed_tools(server) -> list[dict]:
+    """tools/list as sent on the wire (an SDK client may drop fields MCP does not define)."""
+    return (server.request("tools/list", {}).get("result") or {}).get("tools") or []

@@ -1,5 +1,5 @@
-"""Unit tier: the tool surface, describe_world and list_constraints, enter_collection, and the
-fixed texts, metadata and limits each response carries."""
+"""Unit tier: the tool surface, enter_collection, and the fixed texts, metadata and limits each
+response carries (describe_world and list_constraints: test_world.py)."""
 
 from __future__ import annotations
 
@@ -8,23 +8,17 @@ from typing import Any
 import pytest
 
 from contract_tests.checks import called_ok, first_difference, short, tool_output
-from contract_tests.open_notebook.common import (ARTIFACT_DISCLAIMER, AVAILABLE_OPERATIONS, MUTATION_PROHIBITIONS,
-                                                 INTERPRETATION_RULE, NOTES, PASSAGE_DISCLAIMER, REFUSAL_CONDITIONS,
-                                                 STEP_ORDER,
-                                                 ROLES, choice, content_tokens, hits, profiles_mark, result_meta)
+from contract_tests.open_notebook.common import (ARTIFACT_DISCLAIMER, AVAILABLE_OPERATIONS, NOTES, PASSAGE_DISCLAIMER,
+                                                 ROLES, STEP_ORDER, choice, content_tokens, hits, listed_tools,
+                                                 profiles_mark, result_meta)
 from contract_tests.verdicts import Findings, RequirementFailure, blocked, describe_call, esc
 
 pytestmark = [profiles_mark, pytest.mark.unit]
 
 
-def _listed(server) -> list[dict]:
-    """tools/list as sent on the wire (an SDK client may drop fields MCP does not define)."""
-    return (server.request("tools/list", {}).get("result") or {}).get("tools") or []
-
-
 @pytest.mark.req("ON-TOOL-001")
 def test_tools_list_is_exactly_the_seeds_eleven_tools(server, client, profile):
-    names = [t.get("name") for t in _listed(server)]
+    names = [t.get("name") for t in listed_tools(server)]
     with Findings() as findings:
         for name in sorted(set(names) - set(profile.required_tools)):
             findings.fail("ON-TOOL-001", f"a tool the seed does not have is listed: {esc(name)}")
@@ -43,7 +37,7 @@ def test_no_input_schema_requires_more_than_the_seed_or_mistypes_an_optional_pro
     """Required properties and the allowed property names are checked by the shared surface
     concern from the spec; here: nothing more is required, k is a number, id_type's enum."""
     required = {s["tool"]: set(s.get("requires", {})) for s in profile.concerns["surface"]["inputs"]}
-    listed = _listed(server)
+    listed = listed_tools(server)
     with Findings() as findings:
         if not any(t.get("name") in required for t in listed):
             findings.block("ON-TOOL-002", "none of the seed's tools is listed (see ON-TOOL-001)", by="ON-TOOL-001")
@@ -86,7 +80,7 @@ def test_every_tool_declares_itself_read_only_and_reversible(server, client, pro
     annotations readOnlyHint true and destructiveHint false (read-only and non-destructive is
     reversible); the declared one, if declared. Each tool on its own (one place for all: ON-TOOL-005)."""
     declared = choice("tool_metadata")
-    readings = {t.get("name"): _metadata_readings(t) for t in _listed(server) if t.get("name") in profile.required_tools}
+    readings = {t.get("name"): _metadata_readings(t) for t in listed_tools(server) if t.get("name") in profile.required_tools}
     with Findings() as findings:
         if not readings:
             findings.block("ON-TOOL-003", "none of the seed's tools is listed (see ON-TOOL-001)", by="ON-TOOL-001")
@@ -105,7 +99,7 @@ def test_one_place_declares_every_tool_read_only_and_reversible(server, client, 
     declaration there is nothing more to check (ON-TOOL-003 holds every tool to the declared place)."""
     if choice("tool_metadata"):
         return
-    readings = {t.get("name"): _metadata_readings(t) for t in _listed(server) if t.get("name") in profile.required_tools}
+    readings = {t.get("name"): _metadata_readings(t) for t in listed_tools(server) if t.get("name") in profile.required_tools}
     with Findings() as findings:
         if len([found for found in readings.values() if found]) < 2:
             findings.block("ON-TOOL-005", "fewer than two tools declare themselves read-only and reversible "
@@ -171,79 +165,6 @@ def test_every_result_carries_provenance_available_in_one_place(walk):
             return
         findings.check(set.intersection(*(found for _tool, found in carried)), "ON-OBS-002",
                        f"results carry it in different places: {short({k: sorted(v) for k, v in places.items()})}")
-
-
-@pytest.mark.req("ON-WORLD-001")
-def test_describe_world_enumerates_exactly_the_listed_tools(server, client, main):
-    """describe_world's available_affordances, and list_constraints' where it names the tools
-    too (its seed shape has no such list), are exactly what tools/list lists."""
-    listed = sorted(t.get("name") for t in _listed(server))
-    named = main.ok("describe_world", {}, "ON-WORLD-001").get("available_affordances")
-    also = main.ok("list_constraints", {}, "ON-WORLD-001").get("available_affordances")
-    with Findings() as findings:
-        findings.check(isinstance(named, list) and sorted(named) == listed, "ON-WORLD-001",
-                       f"available_affordances {short(named, 300)} is not the listed tools {listed}",
-                       case="describe_world")
-        if isinstance(also, list):
-            findings.check(sorted(also) == listed, "ON-WORLD-001", f"available_affordances {short(also, 300)} is "
-                           f"not the listed tools {listed}", case="list_constraints")
-
-
-WORLD = {("world", "name"): "Open Notebook", ("world", "type"): "read-only knowledge jurisdiction",
-         ("world", "authority_level"): "none", ("world", "mutation"): "forbidden",
-         ("boundaries", "reasoning"): "forbidden", ("boundaries", "learning"): "forbidden",
-         ("boundaries", "decisions"): "forbidden", ("citation_requirements", "passages_must_quote"): True,
-         ("citation_requirements", "artifacts_must_disclaim"): True,
-         ("citation_requirements", "synthesis_must_label"): True,
-         ("world", "persistence"): "external only (artifacts, vectors)",
-         ("boundaries", "scope"): "previously authored notebooks and derived artifacts only"}
-PURPOSE = ["preserve human-authored cognition", "enable safe inspection and retrieval", "prevent ungoverned synthesis"]
-
-
-@pytest.mark.req("ON-WORLD-002")
-def test_describe_world_states_the_world_and_its_prohibitions(main):
-    body = main.ok("describe_world", {}, "ON-WORLD-002")
-    with Findings() as findings:
-        for (group, key), value in WORLD.items():
-            got = (body.get(group) or {}).get(key)
-            findings.check(got == value, "ON-WORLD-002", f"{group}.{key} is {short(got)}, not {value!r}",
-                           case=f"{group}.{key}")
-        findings.check(body.get("provenance_available") is True, "ON-WORLD-002", "provenance_available is not true")
-        findings.check(body.get("purpose") == PURPOSE, "ON-WORLD-002", f"purpose is {short(body.get('purpose'))}",
-                       case="purpose")
-
-
-SCOPE = {"world_type": "read-only knowledge jurisdiction", "authority_level": "none", "reasoning": "forbidden",
-         "learning": "forbidden", "decisions": "forbidden"}
-CITATION = {"passages": "must quote verbatim", "artifacts": "must include non-authoritative disclaimer",
-            "synthesis": "must label as synthesized with metadata"}
-
-
-@pytest.mark.req("ON-WORLD-004")
-def test_list_constraints_lists_every_prohibition_and_refusal_condition(main):
-    body = main.ok("list_constraints", {}, "ON-WORLD-004")
-    with Findings() as findings:
-        for key, seed in (("mutation_prohibitions", MUTATION_PROHIBITIONS), ("refusal_conditions", REFUSAL_CONDITIONS)):
-            listed = body.get(key) if isinstance(body.get(key), list) else []
-            for item in seed:
-                findings.check(item in listed, "ON-WORLD-004", f"{key} lacks {item!r}", case=key)
-        for group, expected in (("scope_limits", SCOPE), ("citation_requirements", CITATION)):
-            for key, value in expected.items():
-                got = (body.get(group) or {}).get(key)
-                findings.check(got == value, "ON-WORLD-004", f"{group}.{key} is {short(got)}, not {value!r}",
-                               case=f"{group}.{key}")
-
-
-@pytest.mark.req("ON-WORLD-005")
-def test_list_constraints_gives_the_seeds_interpretation_rule(main):
-    rule = main.ok("list_constraints", {}, "ON-WORLD-005").get("interpretation_rule")
-    rule = rule if isinstance(rule, dict) else {}
-    with Findings() as findings:
-        for key, seed in INTERPRETATION_RULE.items():
-            listed = rule.get(key) if isinstance(rule.get(key), list) else []
-            for item in seed:
-                findings.check(item in listed, "ON-WORLD-005", f"interpretation_rule.{key} lacks {item!r} (has "
-                               f"{short(rule.get(key))})", case=key)
 
 
 @pytest.mark.req("ON-COLL-008")
