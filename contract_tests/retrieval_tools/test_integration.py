@@ -1,5 +1,6 @@
-"""Integration tier: search order, limits and truncation, visibility, the file tools, declared
-choices, start-up (failures and their codes: test_failures.py). Checks read only the fields
+"""Integration tier: search order, limits and truncation, visibility, the file tools, a root
+given relative or with a trailing slash (declared choices: test_choices.py; the start-up
+refusals: test_startup.py; failures and their codes: test_failures.py). Checks read only the fields
 seed 003 names; the lists inside `result` are found by the profile's locators (or the declaration)."""
 
 from __future__ import annotations
@@ -9,10 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from contract_tests.checks import called_ok, structured_error
+from contract_tests.checks import called_ok
 from contract_tests.harness.roots import NEEDLE_BINARY, NEEDLE_COMMON, NEEDLE_HIDDEN, NEEDLE_MANY, REPOS
-from contract_tests.retrieval_tools.common import (Calls, Findings, choice, names_the_root, profiles_mark,
-                                                    start_with_roots, started)
+from contract_tests.retrieval_tools.common import Calls, Findings, choice, profiles_mark
 from contract_tests.names import find_value
 from contract_tests.verdicts import esc
 
@@ -338,84 +338,7 @@ def test_search_skips_entries_it_cannot_read(servers, fixture_roots, names, prof
         findings.check(got == want, "RT-SRCH-008", "(sorted) " + _first_difference(got, want))
 
 
-# --- declared choices -----------------------------------------------------------------
-
-@pytest.mark.req("RT-OPEN-001")
-@pytest.mark.parametrize("path", [".hidden.md", "guide/draft-1.md"])
-def test_opening_a_hidden_or_ignored_file_follows_the_declared_choice(calls, path):
-    """Seed-silent; with `choices.open_hidden` declared the server is held to it."""
-    declared = choice("open_hidden")
-    response, request = calls.raw("open_file", {"repo": "docs", "path": path})
-    with Findings() as findings:
-        if declared == "allow":
-            findings.check(called_ok(response), "RT-OPEN-001", "declared open_hidden: allow, but the call failed",
-                           request=request)
-        elif declared == "refuse":
-            findings.check(not called_ok(response), "RT-OPEN-001", "declared open_hidden: refuse, but the file "
-                           "was served", request=request)
-
-
-@pytest.mark.req("RT-ENV-002")
-def test_an_unknown_argument_follows_the_declared_choice(calls):
-    declared = choice("unknown_arguments")
-    response, request = calls.raw("open_file", {"repo": "docs", "path": "README.md", "rc_unknown_option": True})
-    with Findings() as findings:
-        if declared == "ignore":
-            findings.check(called_ok(response), "RT-ENV-002", "declared unknown_arguments: ignore, but the call "
-                           "failed", request=request)
-        elif declared == "refuse":
-            findings.check(not called_ok(response), "RT-ENV-002", "declared unknown_arguments: refuse, but the "
-                           "call succeeded", request=request)
-        if not called_ok(response):
-            structured_error(response, calls.profile, "RT-ENV-002", "an unknown argument", request=request)
-
-
-# --- start-up ---------------------------------------------------------------------------
-
-def _refuses(proc, req, root_name, value, findings):
-    findings.check(started(proc) is None, req, f"the server started with a bad {root_name}: {started(proc)}")
-    findings.check(names_the_root(proc.stderr + proc.stdout, root_name, value), req,
-                   f"the start-up error does not say which root ({root_name}, "
-                   f"{root_name.split('_')[0].lower()} or the path): {esc(proc.stderr[-300:])}")
-
-
-@pytest.mark.req("RT-CFG-001")
-@pytest.mark.parametrize("root_name", ["DOCS_ROOT", "CODE_ROOT"])
-def test_a_missing_root_variable_stops_the_server(suite, fixture_roots, tmp_path, root_name):
-    with Findings() as findings:
-        _refuses(start_with_roots(suite, fixture_roots, tmp_path, root_name, None), "RT-CFG-001", root_name,
-                 None, findings)
-
-
-@pytest.mark.req("RT-CFG-002")
-@pytest.mark.parametrize("root_name", ["DOCS_ROOT", "CODE_ROOT"])
-@pytest.mark.parametrize("kind", ["missing", "file"])
-def test_a_root_that_is_not_a_directory_stops_the_server(suite, fixture_roots, tmp_path, root_name, kind):
-    bad = tmp_path / "not-a-root"
-    if kind == "file":
-        bad.write_text("x")
-    with Findings() as findings:
-        _refuses(start_with_roots(suite, fixture_roots, tmp_path, root_name, str(bad)), "RT-CFG-002", root_name,
-                 str(bad), findings)
-
-
-@pytest.mark.req("RT-CFG-003")
-@pytest.mark.parametrize("root_name", ["DOCS_ROOT", "CODE_ROOT"])
-def test_an_unreadable_root_stops_the_server(suite, fixture_roots, tmp_path, root_name):
-    from contract_tests.harness.privileges import unprivileged_prefix
-    prefix, why = unprivileged_prefix()
-    if prefix is None:
-        pytest.skip(why)
-    bad = tmp_path / "locked"
-    bad.mkdir()
-    bad.chmod(0)
-    try:
-        proc = start_with_roots(suite, fixture_roots, tmp_path, root_name, str(bad), prefix=prefix)
-    finally:
-        bad.chmod(0o700)
-    with Findings() as findings:
-        _refuses(proc, "RT-CFG-003", root_name, str(bad), findings)
-
+# --- start-up (the refusals: test_startup.py) ------------------------------------------
 
 @pytest.mark.req("RT-CFG-005")
 @pytest.mark.parametrize("form", ["relative", "trailing-slash"])
