@@ -15,7 +15,7 @@ class DeclarationError(ValueError):
     pass
 
 
-def load(path: str, profile: Profile) -> dict[str, Any]:
+def load(path: str, profile: Profile, notes: list[str] | None = None) -> dict[str, Any]:
     try:
         data = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
     except OSError as exc:
@@ -31,12 +31,14 @@ def load(path: str, profile: Profile) -> dict[str, Any]:
     if data["profile"] != profile.id:
         raise DeclarationError(f"{path}: declares profile {data['profile']!r}, not {profile.id!r}")
     if "load_command" in data and "load" in profile.command_roles:  # the older spelling of commands.load
-        data.setdefault("commands", {}).setdefault("load", data.pop("load_command"))
-        data["_deprecated"] = ["load_command"]
+        if "load" in data.get("commands", {}):
+            raise DeclarationError(f"{path}: load_command and commands.load name the same command: keep commands.load")
+        data.setdefault("commands", {})["load"] = data.pop("load_command")
+        if notes is not None:
+            notes.append(f"{path}: `load_command` is deprecated: write it as `commands: {{load: ...}}` (it was read "
+                         "as that)")
     allowed = profile.data.get("declarable", {})
     for key in data:
-        if key == "_deprecated":
-            continue
         if key not in ("profile", "implementation") and key not in allowed:
             raise DeclarationError(f"{path}: profile {profile.id} leaves no choice named {key!r} "
                                    f"(declarable: {', '.join(sorted(allowed)) or 'none'})")
@@ -73,16 +75,6 @@ def load(path: str, profile: Profile) -> dict[str, Any]:
     if "commands" in data:
         data["commands"] = {role: anchored(command, base) for role, command in data["commands"].items()}
     return data
-
-
-def deprecations(data: dict[str, Any]) -> list[str]:
-    """Notes on the older spellings a loaded declaration used (read as their current ones),
-    taken out of it."""
-    return [DEPRECATED[key] for key in data.pop("_deprecated", [])]
-
-
-DEPRECATED = {"load_command": "the declaration's `load_command` is deprecated: write it as `commands: {load: ...}` "
-                              "(it was read as that)"}
 
 
 def anchored(command: str, base: Path) -> str:

@@ -18,12 +18,11 @@ from .harness.stdio import protocol_version, use_protocol_version
 from .items import case_of, is_suite_item, is_worker, item_requirements
 from .report import ReportCollector
 from .target import preflight as preflight_mod
-from .target.options import add_options, get
+from .target.options import DEFAULT_PROFILE, add_options, get
 from .target.state import DECLARED, STATE, SuiteState, configure_state
 from .verdicts import EXIT_SERVER_UNUSABLE
 
 pytest_plugins = ["contract_tests.suite_fixtures", "contract_tests.judging"]
-DEFAULT_PROFILE = "section-source-local"
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

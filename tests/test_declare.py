@@ -72,9 +72,10 @@ def test_declared_commands_find_scripts_beside_the_declaration(tmp_path):
     folder.mkdir()
     (folder / "load.py").write_text("print('loaded')\n")
     (folder / "decl.yaml").write_text("profile: open-notebook\nload_command: '{python} load.py --into {store}'\n")
-    data = declarations.load(str(folder / "decl.yaml"), contracts.load_profile("open-notebook"))
+    notes: list[str] = []
+    data = declarations.load(str(folder / "decl.yaml"), contracts.load_profile("open-notebook"), notes)
     import shlex
-    assert declarations.deprecations(data) and "load_command" not in data
+    assert "load_command" not in data and any("deprecated" in note for note in notes), notes
     assert shlex.split(data["commands"]["load"]) == ["{python}", str(folder / "load.py"), "--into", "{store}"]
 
 
@@ -105,3 +106,12 @@ def test_declare_takes_a_profiles_further_commands(tmp_path):
                            "--server-cmd", "{python} -m reference.vault_agent mcp", "--rc-command", "nope=x"],
                           capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert proc.returncode == 4 and "ROLE=CMD" in proc.stderr, proc.stderr[-2000:]
+
+
+def test_a_declaration_naming_the_load_command_twice_is_refused(tmp_path):
+    from contract_tests import contracts, declarations
+    path = tmp_path / "decl.yaml"
+    path.write_text("profile: open-notebook\nload_command: 'a'\ncommands: {load: 'b'}\n")
+    with pytest.raises(declarations.DeclarationError, match="name the same command"):
+        declarations.load(str(path), contracts.load_profile("open-notebook"))
+

@@ -11,6 +11,7 @@ from typing import Any
 from ..harness import limits
 
 PREFIX = "--rc-"
+DEFAULT_PROFILE = "section-source-local"  # without --profile or the ini value rc_profile
 
 
 @dataclass(frozen=True)
@@ -39,7 +40,7 @@ class Option:
 def _table() -> tuple[Option, ...]:
     default_limits = limits.Limits()
     return (
-        Option("--profile", "profile to check (default: ini rc_profile, else section-source-local)"),
+        Option("--profile", f"profile to check (default: ini rc_profile, else {DEFAULT_PROFILE})"),
         Option("--server-cmd", "command that starts the server under test; placeholders: {python} (this "
                "interpreter), {port} (HTTP) and the profile's own ({vault}; {docs_root}, {code_root}, {root}; "
                "{notebooks}, {store}, {stream_timeout_s}; {index_dir}, {config}, {api_key})"),

@@ -142,12 +142,13 @@ def configure_state(config: pytest.Config) -> SuiteState:
     except ExpectationsError as exc:
         raise pytest.UsageError(str(exc))
     contracts.DECLARATION.clear()
+    notes: list[str] = []  # deprecated spellings the declaration used
     declaration = get(config, "--declare")
     if not declaration and not get(config, "--server-cmd") and not get(config, "--server-url"):
         declaration = profile.reference_declaration()  # the bundled reference ships its own
     if declaration:
         try:
-            contracts.DECLARATION.update(declarations.load(declaration, profile))
+            contracts.DECLARATION.update(declarations.load(declaration, profile, notes))
         except declarations.DeclarationError as exc:
             raise pytest.UsageError(str(exc))
     config.stash[DECLARED] = declaration
@@ -175,7 +176,7 @@ def configure_state(config: pytest.Config) -> SuiteState:
         protocol_version_given=_protocol_version_option(config, profile),
         shaping_options={option.name: str(get(config, option.name)) for option in OPTIONS
                          if option.shapes_run and get(config, option.name)},
-        notes=declarations.deprecations(contracts.DECLARATION))
+        notes=notes)
     config.stash[STATE] = state
     SELECTION.only_cases = {x.strip() for x in (get(config, "--case") or "").split(",") if x.strip()}
     SELECTION.expected_reqs = set(expectations.requirement_entries())
