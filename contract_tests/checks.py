@@ -8,16 +8,19 @@ from typing import Any, NoReturn
 
 from jsonschema import Draft202012Validator
 
-from .verdicts import Finding, RequirementFailure, difference, esc
+from .verdicts import Finding, RequirementFailure, difference, esc, own
 
 
-def fail(req: str, message: str, *, case: str | None = None, request: str | None = None) -> NoReturn:
+def fail(message: str, *, req: str | None = None, case: str | None = None, request: str | None = None) -> NoReturn:
+    req = own(req)
     raise RequirementFailure([Finding(req, message, case, request)])
 
 
-def check(condition: Any, req: str, message: str, *, case: str | None = None, request: str | None = None) -> None:
+def check(condition: Any, message: str, *, req: str | None = None, case: str | None = None,
+          request: str | None = None) -> None:
+    req = own(req)
     if not condition:
-        fail(req, message, case=case, request=request)
+        fail(message, req=req, case=case, request=request)
 
 
 def short(value: Any, limit: int = 160) -> str:
@@ -36,8 +39,9 @@ def texts(result: dict[str, Any]) -> list[str]:
     return [block.get("text", "") for block in result.get("content", []) if block.get("type") == "text"]
 
 
-def payload(result: dict[str, Any], req: str) -> Any:
+def payload(result: dict[str, Any], *, req: str | None = None) -> Any:
     """The JSON a tool returned: structuredContent, else its single text block parsed."""
+    req = own(req)
     blocks = texts(result)
     structured = result.get("structuredContent")
     if structured is not None:
@@ -46,31 +50,33 @@ def payload(result: dict[str, Any], req: str) -> Any:
                 parsed = json.loads(text)
             except ValueError:
                 continue
-            check(parsed == structured, req, "text block and structuredContent disagree")
+            check(parsed == structured, "text block and structuredContent disagree", req=req)
         return structured
-    check(len(blocks) == 1, req, f"expected one JSON text block, got {len(blocks)} text blocks")
+    check(len(blocks) == 1, f"expected one JSON text block, got {len(blocks)} text blocks", req=req)
     try:
         return json.loads(blocks[0])
     except ValueError:
-        fail(req, f"tool output is not JSON: {short(blocks[0])}")
+        fail(f"tool output is not JSON: {short(blocks[0])}", req=req)
 
 
-def tool_output(response: dict[str, Any], req: str) -> Any:
+def tool_output(response: dict[str, Any], *, req: str | None = None) -> Any:
     """Assert a successful tool result and return its JSON."""
+    req = own(req)
     result = result_of(response)
     if result is None:
-        fail(req, f"expected a tool result, got JSON-RPC error {short(response.get('error'))}")
-    check(not result.get("isError"), req, f"expected success, got isError: {short(texts(result))}")
-    return payload(result, req)
+        fail(f"expected a tool result, got JSON-RPC error {short(response.get('error'))}", req=req)
+    check(not result.get("isError"), f"expected success, got isError: {short(texts(result))}", req=req)
+    return payload(result, req=req)
 
 
-def error_texts(response: dict[str, Any], req: str, what: str) -> list[str]:
+def error_texts(response: dict[str, Any], what: str, *, req: str | None = None) -> list[str]:
     """Assert the call failed (isError result or JSON-RPC error); return every error text."""
+    req = own(req)
     result = result_of(response)
     if result is None:
         error = response.get("error") or {}
         return [str(error.get("message", "")), json.dumps(error.get("data", ""), ensure_ascii=False)]
-    check(result.get("isError") is True, req, f"{what}: expected a failure, got a successful result")
+    check(result.get("isError") is True, f"{what}: expected a failure, got a successful result", req=req)
     return texts(result)
 
 
@@ -118,18 +124,20 @@ def keys_of(value: Any) -> set[str]:
     return found
 
 
-def check_vector(out: dict[str, Any], vector: dict[str, Any], validator: Draft202012Validator, req: str) -> None:
+def check_vector(out: dict[str, Any], vector: dict[str, Any], validator: Draft202012Validator, *,
+                 req: str | None = None) -> None:
     """Assert a tool output is allowlisted and equals a golden vector's expected output
     (fields the vector marks implementation-defined are not compared)."""
+    req = own(req)
     errors = schema_errors(validator, out)
-    check(not errors, req, f"{vector['id']}: output violates the allowlist: {errors[:3]}")
+    check(not errors, f"{vector['id']}: output violates the allowlist: {errors[:3]}", req=req)
     expected = dict(vector["expected"])
     out = dict(out)
     for name in vector.get("implementation_defined", []):
         expected.pop(name, None)
         out.pop(name, None)
     diff = first_difference(expected, out)
-    check(diff is None, req, f"{vector['id']} ({vector['description']}): {diff}")
+    check(diff is None, f"{vector['id']} ({vector['description']}): {diff}", req=req)
 
 
 def json_pointer(document: Any, pointer: str) -> Any:
@@ -197,26 +205,27 @@ def not_a_failure(response: dict[str, Any]) -> str | None:
     return None
 
 
-def structured_error(response: dict[str, Any], profile: Any, req: str, what: str, *,
-                     request: str | None = None, case: str | None = None) -> Any:
+def structured_error(response: dict[str, Any], profile: Any, what: str, *,
+                     req: str | None = None, request: str | None = None, case: str | None = None) -> Any:
     """Assert a failed call carries the profile's structured error document on an accepted
     channel (the declared one, if the implementation declared it); return the document.
 
     The one error assertion of the suite: it reads the profile's `errors` spec (schema, code
     pointer, channels), never a fixed shape."""
+    req = own(req)
     spec = profile.errors
     problem = not_a_failure(response)
     if problem:
-        fail(req, f"{what}: expected a failure, got {problem}", case=case, request=request)
+        fail(f"{what}: expected a failure, got {problem}", req=req, case=case, request=request)
     channel, document = _error_document(response)
     accepted = profile.error_channels
-    check(channel in accepted, req, f"{what}: the error came as {channel.replace('_', ' ')}; accepted: "
-          f"{', '.join(accepted)}", case=case, request=request)
+    check(channel in accepted, f"{what}: the error came as {channel.replace('_', ' ')}; accepted: "
+          f"{', '.join(accepted)}", req=req, case=case, request=request)
     if document is None:
-        fail(req, f"{what}: the failure carries no JSON error document ({channel}): {short(response, 200)}",
+        fail(f"{what}: the failure carries no JSON error document ({channel}): {short(response, 200)}", req=req,
              case=case, request=request)
     errors = schema_errors(validator_for(spec["schema"]), document)
-    check(not errors, req, f"{what}: the error document does not match the profile's error schema: {errors[:2]}",
+    check(not errors, f"{what}: the error document does not match the profile's error schema: {errors[:2]}", req=req,
           case=case, request=request)
     return document
 

@@ -201,7 +201,7 @@ def _outputs(profile, server, names) -> dict[str, str]:
         response = server.call_tool(tool, names.args(tool, arguments))
         if not called_ok(response):
             continue
-        document = tool_output(response, "declare")
+        document = tool_output(response, req="declare")
         if find_list(profile, name, document) is not None and _first_hit(document, pointers) == pointers[0]:
             continue  # the default works: nothing to declare
         result = document.get("result") if isinstance(document, dict) else None

@@ -12,7 +12,7 @@ import pytest
 from . import contracts, verdicts
 from .harness import canaries, limits
 from .harness.stdio import BadAnswer, MessageTooLarge, NoResponse, ServerGone, ServerStopped
-from .items import case_of, is_suite_item
+from .items import case_of, is_suite_item, item_requirements
 from .target.sessions import ServerFactory
 from .target.state import BLAMED, STATE, SuiteState
 from .verdicts import SELECTION, Finding, RequirementFailure, classify, esc
@@ -20,7 +20,7 @@ from .verdicts import SELECTION, Finding, RequirementFailure, classify, esc
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    verdicts.start_test()
+    verdicts.start_test(item_requirements(item) if is_suite_item(item) else ())
     state = item.config.stash.get(STATE, None)
     stopped = limits.HEALTH.check() if state is not None and is_suite_item(item) else None
     if stopped and item.nodeid in state.applicable:

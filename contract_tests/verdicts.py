@@ -198,12 +198,13 @@ class Finding:
         return cls(**data)
 
 
-def blocked(req: str, why: str, *, by: str | None = None, request: str | None = None,
+def blocked(why: str, *, req: str | None = None, by: str | None = None, request: str | None = None,
             case: str | None = None) -> "RequirementFailure":
-    """Raise it when a check of `req` cannot run because a precondition did not hold (`by`: the
-    requirement whose check failed, e.g. "ON-COLL-001", or a short symptom). The requirement
-    reads `blocked`, never `pass`; the test reports as skipped, naming the blocker."""
-    return RequirementFailure([Finding(req, why, case, request, "blocked", by)])
+    """Raise it when a check of `req` (the running test's own requirement unless named) cannot
+    run because a precondition did not hold (`by`: the requirement whose check failed, e.g.
+    "ON-COLL-001", or a short symptom). The requirement reads `blocked`, never `pass`; the test
+    reports as skipped, naming the blocker."""
+    return RequirementFailure([Finding(own(req), why, case, request, "blocked", by)])
 
 
 class RequirementFailure(Failed):
@@ -274,7 +275,29 @@ def requests_judged_elsewhere() -> set[str]:
     return set(_JUDGED_ELSEWHERE)
 
 
-def start_test() -> None:
+# The requirements the running test cites (its `req` marks): a check that names none files under
+# the test's one requirement.
+_OWN: tuple[str, ...] = ()
+
+
+class UnnamedRequirement(LookupError):
+    """A check named no requirement, and the running test does not cite exactly one: a bug in
+    the suite's own code (a suite error), never evidence against the server."""
+
+
+def own(req: str | None = None) -> str:
+    """`req`, or else the one requirement the running test cites."""
+    if req is not None:
+        return req
+    if len(_OWN) == 1:
+        return _OWN[0]
+    raise UnnamedRequirement(f"a check names no requirement, and the running test cites "
+                             f"{len(_OWN)} ({', '.join(_OWN) or 'none'}): it must name the one it checks")
+
+
+def start_test(requirements: Iterable[str] = ()) -> None:
+    global _OWN
+    _OWN = tuple(dict.fromkeys(requirements))
     _CHECKED.clear()
     _CHECKED_REQS.clear()
     _JUDGED_ELSEWHERE.clear()
@@ -312,22 +335,27 @@ class Findings:
         else:
             self._dropped[finding.req, finding.kind, finding.by] += 1
 
-    def check(self, condition: Any, req: str, message: str, *, case: str | None = None,
+    def check(self, condition: Any, message: str, *, req: str | None = None, case: str | None = None,
               request: str | None = None) -> bool:
+        """Whether `condition` held; if not, a finding against `req` (by default the running
+        test's own requirement: a test that cites one names it once, in its `req` mark)."""
+        req = own(req)
         _checked(req, case)
         if condition:
             return True
         self._add(Finding(req, message, case, request))
         return False
 
-    def fail(self, req: str, message: str, *, case: str | None = None, request: str | None = None) -> None:
+    def fail(self, message: str, *, req: str | None = None, case: str | None = None,
+             request: str | None = None) -> None:
+        req = own(req)
         _checked(req, case)
         self._add(Finding(req, message, case, request))
 
-    def block(self, req: str, why: str, *, by: str | None = None, case: str | None = None,
+    def block(self, why: str, *, req: str | None = None, by: str | None = None, case: str | None = None,
               request: str | None = None) -> None:
         """`req` (or one case of it) could not be checked: a precondition did not hold."""
-        self._add(Finding(req, why, case, request, "blocked", by))
+        self._add(Finding(own(req), why, case, request, "blocked", by))
 
     def failed(self, req: str | None = None, case: str | None = None) -> bool:
         kept = ((f.req, f.case) for f in self.items if f.kind == "fail")  # some callers extend items
@@ -359,10 +387,11 @@ class Findings:
 
 
 @contextmanager
-def one_case(findings: Findings, req: str, case: str, request: str | None = None) -> Iterator[None]:
-    """Run one case of a sweep; a RequirementFailure inside it becomes findings of that case
-    and the sweep goes on."""
-    _checked(req, case)
+def one_case(findings: Findings, case: str, request: str | None = None, *,
+             req: str | None = None) -> Iterator[None]:
+    """Run one case of a sweep (of `req`, by default the running test's requirement); a
+    RequirementFailure inside it becomes findings of that case and the sweep goes on."""
+    _checked(own(req), case)
     try:
         yield
     except RequirementFailure as failure:

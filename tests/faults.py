@@ -29,21 +29,21 @@ def _crash(*_args, **_kwargs):
 
 
 def _blocked_tools(*_args, **_kwargs):
-    raise blocked("SSL-TOOL-001", "the tool list could not be read (injected)", by="FAULT-PRECONDITION")
+    raise blocked("the tool list could not be read (injected)", req="SSL-TOOL-001", by="FAULT-PRECONDITION")
 
 
 _real_tool_output = checks.tool_output
 
 
-def _blocked_output(response, req):
-    raise blocked(req, "the output could not be judged (injected)", by="FAULT-PRECONDITION")
+def _blocked_output(response, *, req=None):
+    raise blocked("the output could not be judged (injected)", req=req, by="FAULT-PRECONDITION")
 
 
-def _logged_output(response, req):
+def _logged_output(response, *, req=None):
     if BODY_RAN:  # the node id of the test whose body is running
         with Path(BODY_RAN).open("a", encoding="utf-8") as log:
             log.write(os.environ.get("PYTEST_CURRENT_TEST", "").rsplit(" (", 1)[0] + "\n")
-    return _real_tool_output(response, req)
+    return _real_tool_output(response, req=req)
 
 
 if FAULT == "crash-fixture":

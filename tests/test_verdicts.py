@@ -276,8 +276,8 @@ def test_a_sweep_keeps_a_bounded_number_of_findings_and_counts_the_rest():
     from contract_tests.verdicts import Findings, RequirementFailure
     findings = Findings()
     for i in range(Findings.KEPT + 250):
-        findings.fail("X-1", "y" * 10_000, case=f"c{i}")
-    findings.block("X-2", "not checked", by="X-1")
+        findings.fail("y" * 10_000, req="X-1", case=f"c{i}")
+    findings.block("not checked", req="X-2", by="X-1")
     assert findings.failed("X-1", case=f"c{Findings.KEPT + 10}")  # counted though not kept
     with pytest.raises(RequirementFailure) as raised:
         findings.close()

@@ -16,7 +16,7 @@ from contract_tests.harness.system import needs_proc
 def session(servers, contract_fixture):
     srv = servers.start(contract_fixture)
     response = srv.initialize()
-    check("result" in response, "MCP-HTTP-001", f"initialize failed: {short(response.get('error'))}")
+    check("result" in response, f"initialize failed: {short(response.get('error'))}", req="MCP-HTTP-001")
     yield srv
     srv.close(timeout=3)
 
@@ -36,7 +36,7 @@ def test_a_request_without_the_session_id_gets_400(session):
     if not session.session_id:
         pytest.skip("the server issued no Mcp-Session-Id (stateless server)")
     response = _post(session, LIST, **{"Mcp-Session-Id": None})
-    check(response.status_code == 400, "MCP-HTTP-001", f"got HTTP {response.status_code}")
+    check(response.status_code == 400, f"got HTTP {response.status_code}")
 
 
 @pytest.mark.integration
@@ -47,9 +47,9 @@ def test_delete_ends_the_session_and_it_then_gets_404(session):
     deleted = session.http.delete(session.url, headers=session.headers())
     if deleted.status_code == 405:
         pytest.skip("the server does not let clients end sessions (405)")
-    check(deleted.status_code < 300, "MCP-HTTP-002", f"DELETE answered HTTP {deleted.status_code}")
+    check(deleted.status_code < 300, f"DELETE answered HTTP {deleted.status_code}")
     response = _post(session, LIST)
-    check(response.status_code == 404, "MCP-HTTP-002", f"a request on the ended session got HTTP {response.status_code}")
+    check(response.status_code == 404, f"a request on the ended session got HTTP {response.status_code}")
     session.session_id = None
 
 
@@ -57,15 +57,15 @@ def test_delete_ends_the_session_and_it_then_gets_404(session):
 @pytest.mark.req("MCP-HTTP-003")
 def test_an_unsupported_protocol_version_header_gets_400(session):
     response = _post(session, LIST, **{"MCP-Protocol-Version": "1999-01-01"})
-    check(response.status_code == 400, "MCP-HTTP-003", f"got HTTP {response.status_code}")
+    check(response.status_code == 400, f"got HTTP {response.status_code}")
 
 
 @pytest.mark.security
 @pytest.mark.req("MCP-HTTP-004")
 def test_a_foreign_origin_gets_403(session):
     response = _post(session, LIST, Origin="http://attacker.example")
-    check(response.status_code == 403, "MCP-HTTP-004", f"a foreign Origin got HTTP {response.status_code}")
-    check('"result"' not in response.text, "MCP-HTTP-004", "a foreign Origin got an MCP result")
+    check(response.status_code == 403, f"a foreign Origin got HTTP {response.status_code}")
+    check('"result"' not in response.text, "a foreign Origin got an MCP result")
 
 
 def _listening(pid: int) -> list[str]:
@@ -90,4 +90,4 @@ def test_the_server_listens_on_loopback_only(session):
     hosts = _listening(session.pid)
     loopback = {"0100007F", "00000000000000000000000001000000"}
     wild = [h for h in hosts if h not in loopback and not h.endswith("7F")]
-    check(hosts and not wild, "MCP-HTTP-005", f"listening addresses (hex) {hosts}: not loopback only")
+    check(hosts and not wild, f"listening addresses (hex) {hosts}: not loopback only")

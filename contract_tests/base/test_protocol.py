@@ -42,14 +42,14 @@ def _modern_supported(srv) -> bool:
 def test_initialize_returns_version_capabilities_and_server_info(fresh, record_property):
     """With the version the run speaks (negotiated by the preflight, or --protocol-version)."""
     response = fresh.initialize(protocol_version())
-    check("result" in response, "MCP-INIT-001", f"initialize failed: {short(response.get('error'))}")
+    check("result" in response, f"initialize failed: {short(response.get('error'))}")
     result = response["result"]
     try:
         types.InitializeResult.model_validate(result)
     except ValueError as exc:
-        fail("MCP-INIT-001", f"InitializeResult does not validate: {short(str(exc))}")
+        fail(f"InitializeResult does not validate: {short(str(exc))}")
     info = result.get("serverInfo", {})
-    check(info.get("name") and "version" in info, "MCP-INIT-001", f"serverInfo lacks name/version: {short(info)}")
+    check(info.get("name") and "version" in info, f"serverInfo lacks name/version: {short(info)}")
     record_property("server_info", info)
 
 
@@ -70,11 +70,11 @@ def test_initialize_answers_the_requested_version_or_another_supported_one(serve
                 srv.close(timeout=3)
             if error_allowed and "error" in response and "result" not in response:
                 continue
-            if not findings.check("result" in response, "MCP-INIT-002",
-                                  f"initialize failed: {short(response.get('error'))}", case=version):
+            if not findings.check("result" in response, f"initialize failed: {short(response.get('error'))}",
+                                  case=version):
                 continue
             answered = response["result"].get("protocolVersion")
-            findings.check(answered in HANDSHAKE, "MCP-INIT-002", f"answered unknown version {answered!r}",
+            findings.check(answered in HANDSHAKE, f"answered unknown version {answered!r}",
                            case=version)
 
 
@@ -85,10 +85,10 @@ def test_initialize_with_an_unknown_version_never_echoes_it(fresh):
     response = fresh.initialize(probe)
     if "result" in response:
         answered = response["result"].get("protocolVersion")
-        check(answered != probe and answered in HANDSHAKE + [MODERN], "MCP-INIT-003",
+        check(answered != probe and answered in HANDSHAKE + [MODERN],
               f"answered {answered!r} to an unsupported version")
     else:
-        check("error" in response, "MCP-INIT-003", "neither result nor error")
+        check("error" in response, "neither result nor error")
 
 
 @pytest.mark.integration
@@ -98,9 +98,9 @@ def test_server_discover_lists_supported_versions_and_capabilities_without_a_han
     if "error" in response:
         pytest.skip("server does not support the 2026-07-28 revision (server/discover answered an error)")
     result = response["result"]
-    check(MODERN in result.get("supportedVersions", []), "MCP-MODERN-001",
+    check(MODERN in result.get("supportedVersions", []),
           f"supportedVersions lacks {MODERN}: {short(result.get('supportedVersions'))}")
-    check(isinstance(result.get("capabilities"), dict), "MCP-MODERN-001", "discover result has no capabilities")
+    check(isinstance(result.get("capabilities"), dict), "discover result has no capabilities")
 
 
 @pytest.mark.integration
@@ -110,8 +110,7 @@ def test_a_stateless_request_with_an_unsupported_version_gets_a_json_rpc_error(f
         pytest.skip("server does not support the 2026-07-28 revision")
     meta = dict(MODERN_META, **{"io.modelcontextprotocol/protocolVersion": BASE["unsupported_version_probe"]})
     response = fresh.request("tools/list", {"_meta": meta})
-    check("error" in response and "result" not in response, "MCP-MODERN-002",
-          "tools/list with an unsupported _meta version got a result")
+    check("error" in response and "result" not in response, "tools/list with an unsupported _meta version got a result")
 
 
 @pytest.mark.unit
@@ -119,9 +118,9 @@ def test_a_stateless_request_with_an_unsupported_version_gets_a_json_rpc_error(f
 def test_tools_list_is_a_valid_result_with_unique_names_and_object_schemas(client):
     tools = client.list_tools()
     names = [t["name"] for t in tools]
-    check(len(names) == len(set(names)), "MCP-TOOLS-001", f"duplicate tool names: {names}")
+    check(len(names) == len(set(names)), f"duplicate tool names: {names}")
     for tool in tools:
-        check(tool.get("inputSchema", {}).get("type") == "object", "MCP-TOOLS-001",
+        check(tool.get("inputSchema", {}).get("type") == "object",
               f"tool {tool['name']} inputSchema is not an object schema")
 
 
@@ -133,9 +132,8 @@ def test_every_profile_tool_is_annotated_read_only_and_not_destructive(client, p
         if tool["name"] not in ours:
             continue
         notes = tool.get("annotations") or {}
-        check(notes.get("readOnlyHint") is True, "MCP-TOOLS-002", f"{tool['name']}: readOnlyHint is not true")
-        check(notes.get("destructiveHint") is False, "MCP-TOOLS-002",
-              f"{tool['name']}: destructiveHint is not false")
+        check(notes.get("readOnlyHint") is True, f"{tool['name']}: readOnlyHint is not true")
+        check(notes.get("destructiveHint") is False, f"{tool['name']}: destructiveHint is not false")
 
 
 @pytest.mark.integration
@@ -143,17 +141,16 @@ def test_every_profile_tool_is_annotated_read_only_and_not_destructive(client, p
 def test_an_unknown_tool_fails_and_never_succeeds(server, client):
     response = server.call_tool("rc_no_such_tool_7f3a", {})
     if "result" in response:
-        check(response["result"].get("isError") is True, "MCP-TOOLS-003", "an unknown tool call succeeded")
+        check(response["result"].get("isError") is True, "an unknown tool call succeeded")
     else:
-        check("error" in response, "MCP-TOOLS-003", "neither result nor error")
+        check("error" in response, "neither result nor error")
 
 
 @pytest.mark.integration
 @pytest.mark.req("MCP-RPC-001")
 def test_an_unknown_method_gets_method_not_found(server, client):
     response = server.request("rc/no-such-method", {})
-    check(response.get("error", {}).get("code") == -32601, "MCP-RPC-001",
-          f"expected error -32601, got {short(response)}")
+    check(response.get("error", {}).get("code") == -32601, f"expected error -32601, got {short(response)}")
 
 
 MALFORMED = (b"{not json\n", b'{"jsonrpc":"1.0","id":"rc-bad-1","method":"ping"}\n',
@@ -178,20 +175,20 @@ def test_malformed_messages_get_errors_or_are_dropped_and_the_server_keeps_answe
     implement ping); the probe is tools/list, which every profile's server offers."""
     opened = fresh.initialize()
     if "result" not in opened:
-        raise blocked("MCP-RPC-002", f"initialize failed: {short(opened.get('error'))}", by="MCP-INIT-001")
+        raise blocked(f"initialize failed: {short(opened.get('error'))}", by="MCP-INIT-001")
     with Findings() as findings:
         for raw in MALFORMED:
             before = len(fresh.unsolicited)
             fresh.send_bytes(raw)
             probe = fresh.request("tools/list", {}, timeout=10)
             findings.check(("result" in probe or "error" in probe) and "rc_http_status" not in probe,
-                           "MCP-RPC-002", f"after {short(raw.decode('utf-8', 'replace'), 60)} the server stopped "
+                           f"after {short(raw.decode('utf-8', 'replace'), 60)} the server stopped "
                            f"answering: tools/list got {short(probe, 200)}", case=_case_of(raw))
             # Over HTTP a malformed POST may be refused at the HTTP level, with any body (MCP:
             # "The HTTP response body MAY comprise a JSON-RPC error response"): only stdio's
             # lines are all messages.
             for message in fresh.unsolicited[before:] if isinstance(fresh, StdioServer) else []:
-                findings.check(_is_json_rpc_reply(message), "MCP-RPC-002",
+                findings.check(_is_json_rpc_reply(message),
                                f"{short(raw.decode('utf-8', 'replace'), 60)} got a reply that is not JSON-RPC 2.0: "
                                f"{short(message)}", case=_case_of(raw))
 
@@ -212,7 +209,7 @@ def test_every_message_the_server_sent_is_valid_json_rpc(server, client):
         try:
             adapter.validate_json(line, by_name=False)
         except ValueError:
-            fail("MCP-RPC-003", f"invalid JSON-RPC message on stdout: {short(line, 80)}")
+            fail(f"invalid JSON-RPC message on stdout: {short(line, 80)}")
 
 
 @pytest.mark.unit
@@ -220,7 +217,7 @@ def test_every_message_the_server_sent_is_valid_json_rpc(server, client):
 def test_ping_gets_an_empty_result(server, client):
     response = server.request("ping")
     check(response.get("result") == {} or set(response.get("result", {"x": 1})) <= {"_meta", "resultType"},
-          "MCP-PING-001", f"ping answered {short(response)}")
+          f"ping answered {short(response)}")
 
 
 @pytest.mark.integration
@@ -234,7 +231,7 @@ def test_each_declared_capability_answers_its_list_method(server, client, capabi
     if capability not in client.capabilities:
         pytest.skip(f"server does not declare {capability}")
     response = server.request(method, {})
-    check("result" in response and isinstance(response["result"].get(key), list), "MCP-CAP-001",
+    check("result" in response and isinstance(response["result"].get(key), list),
           f"{capability} declared but {method} answered {short(response)}")
 
 
@@ -245,8 +242,8 @@ def test_stdout_carries_only_mcp_messages(fresh):
     fresh.request("tools/list", {})
     fresh.request("ping")
     fresh.close(timeout=5)
-    check(not fresh.bad_lines, "MCP-STDIO-001",
-          f"{len(fresh.bad_lines)} non-JSON line(s) on stdout, first: {short(fresh.bad_lines[0], 80) if fresh.bad_lines else ''}")
+    first = short(fresh.bad_lines[0], 80) if fresh.bad_lines else ""
+    check(not fresh.bad_lines, f"{len(fresh.bad_lines)} non-JSON line(s) on stdout, first: {first}")
 
 
 @pytest.mark.e2e
@@ -255,8 +252,7 @@ def test_the_server_exits_cleanly_when_stdin_closes(fresh):
     fresh.initialize()
     started = time.monotonic()
     code = fresh.close(timeout=5)
-    check(code == 0, "MCP-STDIO-002",
-          f"exit status {code} after stdin closed ({time.monotonic() - started:.1f} s; None = killed after 5 s)")
+    check(code == 0, f"exit status {code} after stdin closed ({time.monotonic() - started:.1f} s; None = killed after 5 s)")
 
 
 @pytest.mark.e2e
@@ -270,18 +266,18 @@ def test_the_stateless_era_gives_the_same_tools_and_output(servers, contract_fix
             pytest.skip("server does not support the 2026-07-28 revision")
         listed = srv.request("tools/list", {"_meta": MODERN_META})
         modern_names = sorted(t["name"] for t in listed.get("result", {}).get("tools", []))
-        check(modern_names == sorted(t["name"] for t in client.list_tools()), "MCP-MODERN-003",
+        check(modern_names == sorted(t["name"] for t in client.list_tools()),
               f"tools differ between eras: {modern_names}")
         if sample["tool"] not in modern_names:
             return  # not offered in this phase: the tool lists are what both eras must agree on
         response = srv.request("tools/call", {"name": sample["tool"], "arguments": sample["arguments"],
                                               "_meta": MODERN_META})
-        modern_out = tool_output(response, "MCP-MODERN-003")
+        modern_out = tool_output(response)
     finally:
         srv.close(timeout=3)
-    classic_out = tool_output(client.call_tool(sample["tool"], sample["arguments"]), "MCP-MODERN-003")
+    classic_out = tool_output(client.call_tool(sample["tool"], sample["arguments"]))
     volatile = sample.get("volatile", [])
-    check(strip_volatile(modern_out, volatile) == strip_volatile(classic_out, volatile), "MCP-MODERN-003",
+    check(strip_volatile(modern_out, volatile) == strip_volatile(classic_out, volatile),
           "tool output differs between protocol eras")
 
 
@@ -295,5 +291,5 @@ def test_no_message_is_over_the_size_limit(server, client, servers):
     with Findings() as findings:
         for srv in [server, *[s for s in servers.started if s is not server]]:
             for record in getattr(srv, "oversize", []):
-                findings.fail("MCP-SIZE-001", f"a message of {record.size:,} bytes, over the {record.limit:,}-byte "
+                findings.fail(f"a message of {record.size:,} bytes, over the {record.limit:,}-byte "
                               f"limit; it began: {short(record.prefix.decode('utf-8', 'replace'), 200)}")

@@ -101,7 +101,7 @@ def require_sweep(req: str, profile: Profile, responses: list[dict[str, Any]]) -
     from contract_tests.verdicts import blocked
     failure = precondition_failure(profile, responses)
     if failure:
-        raise blocked(req, failure[1], by=failure[0])
+        raise blocked(failure[1], req=req, by=failure[0])
 
 
 def strip_volatile(value: Any, dotted: list[str]) -> Any:

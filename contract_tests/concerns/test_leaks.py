@@ -27,7 +27,7 @@ def test_no_canary_comes_back_in_results_or_errors(case, profile, contract_fixtu
                 request = _request(sent, leak.request_id)
                 if found_req != req or (leak.cls == "outside" and request in swept.attacks):
                     continue  # outside content in a path attack's answer: the path sweep's finding
-                findings.fail(req, f"the server's answers leaked: {leak}", request=request)
+                findings.fail(f"the server's answers leaked: {leak}", req=req, request=request)
 
 
 def cases_test_no_canary_reaches_the_logs(profile):
@@ -41,7 +41,7 @@ def test_no_canary_reaches_the_logs(case, profile, contract_fixture, swept):
     with Findings() as findings:
         for _out, err, _sent in swept:
             for leak in canaries.scan_lines(err, contract_fixture.canaries, "stderr", rules):
-                findings.fail(req, f"a log line leaked: {leak}")
+                findings.fail(f"a log line leaked: {leak}", req=req)
 
 
 def _request(sent, request_id) -> str | None:
@@ -54,4 +54,4 @@ def _request(sent, request_id) -> str | None:
 def _require(req: str, swept) -> None:
     """Nothing leaked proves nothing when the sweep never reached the fixture's data."""
     if swept.blocker:
-        raise blocked(req, swept.blocker[1], by=swept.blocker[0])
+        raise blocked(swept.blocker[1], req=req, by=swept.blocker[0])

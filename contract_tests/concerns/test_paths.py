@@ -99,41 +99,44 @@ class Attacker:
         problem = not_a_failure(response)
         if problem == "a successful result":
             if outcome.kind != "may-succeed":
-                findings.fail(req, "the attack succeeded; it must fail", case=case, request=request)
+                findings.fail("the attack succeeded; it must fail", req=req, case=case, request=request)
                 return
             outside = self.fixture.canaries.get("outside")
             if outside and outside in json.dumps(response, ensure_ascii=False):
-                findings.fail(req, "the answer carries content from outside the root", case=case, request=request)
+                findings.fail("the answer carries content from outside the root", req=req, case=case, request=request)
             if reads.seen and outcome.allowed is not None:
                 extra = sorted(set(reads.items(root)) - set(outcome.allowed)) + reads.outside(root)
-                findings.check(not extra, req, f"read {esc(extra[:3])}; only {esc(sorted(outcome.allowed))} may be "
-                               "read for this path", case=case, request=request)
+                findings.check(not extra, f"read {esc(extra[:3])}; only {esc(sorted(outcome.allowed))} may be "
+                               "read for this path", req=req, case=case, request=request)
             elif reads.seen:
-                findings.check(not reads.outside(root), req, f"read outside the root: {esc(reads.outside(root)[:3])}",
+                findings.check(not reads.outside(root), f"read outside the root: {esc(reads.outside(root)[:3])}",
+                               req=req,
                                case=case, request=request)
             return
         if problem:
-            findings.fail(rejected_req, f"expected a failure, got {problem}", case=case, request=request)
+            findings.fail(f"expected a failure, got {problem}", req=rejected_req, case=case, request=request)
             return
         failure = self.spec.get("failure", "any")
         if failure in ("structured", "envelope"):
             form_req = _form_requirement(self.spec) or rejected_req
-            with one_case(findings, form_req, case, request):
-                document = structured_error(response, self.profile, form_req, "the attack's error",
+            with one_case(findings, case, request, req=form_req):
+                document = structured_error(response, self.profile, "the attack's error", req=form_req,
                                             request=request, case=case)
                 expected = self.spec.get("message") if outcome.kind == "reject" else None
                 if expected:
                     message = document.get("error") if isinstance(document, dict) else None
-                    findings.check(message == expected, rejected_req, f"the error is {esc(message)}, not "
-                                   f"{expected!r}", case=case, request=request)
+                    findings.check(message == expected, f"the error is {esc(message)}, not "
+                                   f"{expected!r}", req=rejected_req, case=case, request=request)
         if not reads.seen:
             return
         if outcome.kind == "reject":
-            findings.check(not reads.locations, rejected_req, f"read {esc(reads.locations[:3])} before rejecting the path",
+            findings.check(not reads.locations, f"read {esc(reads.locations[:3])} before rejecting the path",
+                           req=rejected_req,
                            case=case, request=request)
         else:
             outside = reads.outside(root)
-            findings.check(not outside, req, f"read outside the root: {esc(outside[:3])}", case=case, request=request)
+            findings.check(not outside, f"read outside the root: {esc(outside[:3])}", req=req, case=case,
+                           request=request)
 
 
 def all_entries(fixture, root: str) -> list[dict[str, Any]]:
@@ -194,7 +197,7 @@ def test_rejected_paths_are_never_echoed(case, profile, attack_fixture, attack_s
                     continue  # an echo carrying the fixture's own path: the error leak check reports it
                 for probe in no_echo_probes(entry, path):
                     if any(probe in text for text in decoded):
-                        findings.fail(req, "the error echoes the requested path", case=case_id, request=request)
+                        findings.fail("the error echoes the requested path", req=req, case=case_id, request=request)
                         break
 
 
@@ -247,12 +250,13 @@ def test_generated_paths_never_escape_and_never_crash(case, profile, attack_fixt
             raise RequirementFailure(Findings().items + [_crash(req, exc, path)]) from None
         findings = Findings()
         if outcome.kind == "may-succeed" and not_a_failure(response) not in (None, "a successful result"):
-            findings.fail(req, f"expected a result or a failure, got {not_a_failure(response)}", request=request)
+            findings.fail(f"expected a result or a failure, got {not_a_failure(response)}", req=req, request=request)
         else:
             attacker.judge(findings, req, None, root, outcome, response, reads, request)
         if not_a_failure(response) == "a successful result":
             leaks = canaries.scan_lines([json.dumps(response)], attack_fixture.canaries, "results", ("outside",))
-            findings.check(not leaks, req, "a generated path returned content from outside the root", request=request)
+            findings.check(not leaks, "a generated path returned content from outside the root", req=req,
+                           request=request)
         others.extend(f for f in findings.items if f.req != req and len(others) < 20)
         mine = [f for f in findings.items if f.req == req]
         if mine:

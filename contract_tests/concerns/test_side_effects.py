@@ -59,7 +59,7 @@ def test_the_server_opens_no_network_connection(case, servers, contract_fixture,
         sampler.join(timeout=2)
         srv.close(timeout=3)
     with Findings() as findings:
-        findings.check(not seen, req, f"the server held network sockets: {sorted(seen)[:5]}")
+        findings.check(not seen, f"the server held network sockets: {sorted(seen)[:5]}", req=req)
     require_sweep(req, profile, responses)  # no socket proves little if the sweep reached nothing
 
 
@@ -107,13 +107,13 @@ def test_nothing_is_written_in_home_xdg_or_temp_after_start_up(case, servers, co
             inside = [r.partition(": ")[2] for r in records]
             others = [c for c in changes if c not in records  # not the directories records sit in
                       and not any(r.startswith(c.partition(": ")[2] + "/") for r in inside)]
-            findings.check(not records, req, f"{len(records)} file(s) in HOME/XDG/TMPDIR written after start-up "
-                           f"hold served data: {records[:5]}")
-            findings.check(not others, case["files"], f"{len(others)} change(s) in HOME/XDG/TMPDIR after "
-                           f"start-up: {others[:5]}")
+            findings.check(not records, f"{len(records)} file(s) in HOME/XDG/TMPDIR written after start-up "
+                           f"hold served data: {records[:5]}", req=req)
+            findings.check(not others, f"{len(others)} change(s) in HOME/XDG/TMPDIR after "
+                           f"start-up: {others[:5]}", req=case["files"])
         else:
-            findings.check(not changes, req, f"{len(changes)} change(s) in HOME/XDG/TMPDIR after start-up: "
-                           f"{changes[:5]}")
+            findings.check(not changes, f"{len(changes)} change(s) in HOME/XDG/TMPDIR after start-up: "
+                           f"{changes[:5]}", req=req)
     require_sweep(req, profile, responses)
 
 
@@ -141,7 +141,7 @@ def test_a_full_run_leaves_the_fixture_unchanged(case, servers, contract_fixture
         if fixture is not contract_fixture:
             fixture.close()
     with Findings() as findings:
-        findings.check(not changes, req, f"{len(changes)} change(s) to the fixture: {changes[:5]}")
+        findings.check(not changes, f"{len(changes)} change(s) to the fixture: {changes[:5]}", req=req)
     require_sweep(req, profile, responses)
 
 
@@ -160,14 +160,15 @@ def test_an_edit_shows_in_the_next_call(case, server, client, contract_fixture, 
             response = server.call_tool(case["call"]["tool"], args)
             request = describe_call(case["call"]["tool"], args)
             if not called_ok(response):
-                findings.fail(req, f"the call on the edited item did not succeed: {short(response, 200)}",
+                findings.fail(f"the call on the edited item did not succeed: {short(response, 200)}", req=req,
                               request=request)
                 return
-            outputs.append((json.dumps(tool_output(response, req)), request))
-        findings.check(first in outputs[0][0], req, "the first call does not show the item as written",
+            outputs.append((json.dumps(tool_output(response, req=req)), request))
+        findings.check(first in outputs[0][0], "the first call does not show the item as written", req=req,
                        request=outputs[0][1])
-        findings.check(second in outputs[1][0] and first not in outputs[1][0], req,
+        findings.check(second in outputs[1][0] and first not in outputs[1][0],
                        "after an edit the next call does not show the edited item (output kept between calls?)",
+                       req=req,
                        request=outputs[1][1])
 
 
@@ -189,14 +190,14 @@ def test_repeated_calls_on_unchanged_data_are_identical(case, server, client, pr
         response = server.call_tool(tool, args)
         if not called_ok(response):
             with Findings() as findings:
-                findings.fail(req, f"a repeated call did not succeed: {short(response, 200)}",
+                findings.fail(f"a repeated call did not succeed: {short(response, 200)}", req=req,
                               request=describe_call(tool, args))
-        text = json.dumps(strip_volatile(tool_output(response, req), volatile), sort_keys=True)
+        text = json.dumps(strip_volatile(tool_output(response, req=req), volatile), sort_keys=True)
         outputs[text] = outputs.get(text, 0) + 1
     with Findings() as findings:
-        findings.check(len(outputs) == 1, req, f"{times} identical calls gave {len(outputs)} different outputs "
+        findings.check(len(outputs) == 1, f"{times} identical calls gave {len(outputs)} different outputs "
                        f"(counts {sorted(outputs.values(), reverse=True)[:5]}): first differs by "
-                       f"{esc(_first_diff(list(outputs)), 200)}", request=describe_call(tool, args))
+                       f"{esc(_first_diff(list(outputs)), 200)}", req=req, request=describe_call(tool, args))
 
 
 def _first_diff(texts: list[str]) -> str:

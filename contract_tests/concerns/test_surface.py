@@ -35,11 +35,11 @@ def test_the_profiles_tools_are_listed(case, client, profile):
     listed = _listed(client)
     with Findings() as findings:
         for name in profile.required_tools:
-            if not findings.check(name in listed, case["req"], f"{name} is not listed (listed: {sorted(listed)})"):
+            if not findings.check(name in listed, f"{name} is not listed (listed: {sorted(listed)})", req=case["req"]):
                 continue
             if case.get("described"):
-                findings.check((listed[name].get("description") or "").strip(), case["req"],
-                               f"{name} has no description")
+                findings.check((listed[name].get("description") or "").strip(), f"{name} has no description",
+                               req=case["req"])
 
 
 def cases_test_input_schemas_declare_what_the_seed_fixes(profile):
@@ -67,25 +67,26 @@ def test_input_schemas_declare_what_the_seed_fixes(case, client):
         if case.get("after") and not (tool is not None and schema.get("type") == "object" and isinstance(props, dict)):
             # Only the properties beyond the seed's are this case's: what the tool and its schema
             # lack is the seed case's finding.
-            findings.block(req, f"{name} is not listed with an object inputSchema (see {case['after']})",
+            findings.block(f"{name} is not listed with an object inputSchema (see {case['after']})", req=req,
                            by=case["after"])
             return
-        if not findings.check(tool is not None, req, f"{name} is not listed"):
+        if not findings.check(tool is not None, f"{name} is not listed", req=req):
             return
-        if not findings.check(schema.get("type") == "object" and isinstance(props, dict), req,
-                              f"{name}: the inputSchema is not an object schema with properties"):
+        if not findings.check(schema.get("type") == "object" and isinstance(props, dict),
+                              f"{name}: the inputSchema is not an object schema with properties", req=req):
             return
         for param, kind in case.get("requires", {}).items():
-            findings.check(param in schema.get("required", []), req, f"{name}: {param} is not required")
-            findings.check(props.get(param, {}).get("type") == kind, req, f"{name}: {param} is not declared as {kind}")
+            findings.check(param in schema.get("required", []), f"{name}: {param} is not required", req=req)
+            findings.check(props.get(param, {}).get("type") == kind, f"{name}: {param} is not declared as {kind}",
+                           req=req)
         for param in case.get("declares", []):
-            findings.check(param in props, req, f"{name}: the inputSchema does not declare {param}")
+            findings.check(param in props, f"{name}: the inputSchema does not declare {param}", req=req)
         if "only" in case:
             extra = sorted(set(props) - set(case["only"]))
-            findings.check(not extra, req, f"{name}: declares properties besides {case['only']}: {extra}")
+            findings.check(not extra, f"{name}: declares properties besides {case['only']}: {extra}", req=req)
         if case.get("closed"):
-            findings.check(schema.get("additionalProperties") is False, req,
-                           f"{name}: additionalProperties is not false")
+            findings.check(schema.get("additionalProperties") is False, f"{name}: additionalProperties is not false",
+                           req=req)
 
 
 def cases_test_parameters_the_suite_drives_are_found(profile):
@@ -96,7 +97,7 @@ def cases_test_parameters_the_suite_drives_are_found(profile):
 def test_parameters_the_suite_drives_are_found(case, names):
     with Findings() as findings:
         for problem in names.problems:
-            findings.fail(case["req"], problem)
+            findings.fail(problem, req=case["req"])
 
 
 def cases_test_declared_output_schemas_are_honoured(profile):
@@ -116,7 +117,7 @@ def test_declared_output_schemas_are_honoured(case, server, client, contract_fix
             try:
                 Draft202012Validator.check_schema(schema)
             except SchemaError as exc:
-                findings.fail(req, f"{name}: the outputSchema is not a valid JSON Schema: {short(exc.message)}")
+                findings.fail(f"{name}: the outputSchema is not a valid JSON Schema: {short(exc.message)}", req=req)
                 continue
             validators[name] = Draft202012Validator(schema)
         calls = [c for c in sweep_calls(profile, contract_fixture, names, contract_fixture.items()[:30])
@@ -127,11 +128,11 @@ def test_declared_output_schemas_are_honoured(case, server, client, contract_fix
                 continue
             structured = result.get("structuredContent")
             request = describe_call(name, args)
-            if not findings.check(structured is not None, req, f"{name} declares an outputSchema but returned no "
-                                  "structuredContent", request=request):
+            if not findings.check(structured is not None, f"{name} declares an outputSchema but returned no "
+                                  "structuredContent", req=req, request=request):
                 continue
             errors = schema_errors(validators[name], structured)
-            findings.check(not errors, req, f"{name}: structuredContent violates its outputSchema: {errors[:2]}",
+            findings.check(not errors, f"{name}: structuredContent violates its outputSchema: {errors[:2]}", req=req,
                            request=request)
 
 
@@ -147,11 +148,11 @@ def test_no_blocked_tool_is_listed(case, client, profile):
     with Findings() as findings:
         for name in sorted(_listed(client)):
             if name in surfaces.get("names", []):
-                findings.fail(case["req"], f"blocked tool listed: {name}")
+                findings.fail(f"blocked tool listed: {name}", req=case["req"])
                 continue
             hits = [p for p in surfaces.get("patterns", []) if re.search(p, name, re.IGNORECASE)]
             if hits and name not in allowed:
-                findings.fail(case["req"], f"tool {name} matches the blocked pattern {hits[0]}")
+                findings.fail(f"tool {name} matches the blocked pattern {hits[0]}", req=case["req"])
 
 
 def _matches(patterns: list[str], *texts: Any) -> list[str]:
@@ -171,17 +172,17 @@ def test_no_resource_exposes_what_the_seed_blocks(case, server, client, contract
         if "resources" in client.capabilities:
             for res in client.list_resources():
                 hits = _matches(rules["forbidden_patterns"], res.get("uri"), res.get("name"), res.get("description"))
-                findings.check(not hits, req, f"resource {esc(res.get('uri'))} matches {hits}")
+                findings.check(not hits, f"resource {esc(res.get('uri'))} matches {hits}", req=req)
             for tpl in client.list_resource_templates():
                 hits = _matches(rules["forbidden_patterns"], tpl.get("uriTemplate"), tpl.get("name"))
-                findings.check(not hits, req, f"resource template {esc(tpl.get('uriTemplate'))} matches {hits}")
+                findings.check(not hits, f"resource template {esc(tpl.get('uriTemplate'))} matches {hits}", req=req)
         for uri in rules["probe_uris"]:
             response = server.request("resources/read", {"uri": uri})
             if "result" in response:
                 leaks = canaries.scan_lines([str(response["result"])], contract_fixture.canaries, "results",
                                             [c for c in ("body", "code", "frontmatter") if c in contract_fixture.canaries])
-                findings.check(not leaks and not response["result"].get("contents"), req,
-                               f"resources/read {uri} returned content")
+                findings.check(not leaks and not response["result"].get("contents"),
+                               f"resources/read {uri} returned content", req=req)
 
 
 def cases_test_no_prompt_exposes_what_the_seed_blocks(profile):
@@ -196,7 +197,7 @@ def test_no_prompt_exposes_what_the_seed_blocks(case, client):
             return  # nothing declared, nothing listed
         for prompt in client.list_prompts():
             hits = _matches(patterns, prompt.get("name"), prompt.get("description"))
-            findings.check(not hits, case["req"], f"prompt {esc(prompt.get('name'))} matches {hits}")
+            findings.check(not hits, f"prompt {esc(prompt.get('name'))} matches {hits}", req=case["req"])
 
 
 def cases_test_prompt_injection_text_comes_back_inert(profile):
@@ -215,20 +216,20 @@ def test_prompt_injection_text_comes_back_inert(case, server, client, contract_f
     request = describe_call(tool, args)
     with Findings() as findings:
         if not called_ok(response):
-            findings.fail(req, f"the call on the injection note failed: {short(response, 200)}", request=request)
+            findings.fail(f"the call on the injection note failed: {short(response, 200)}", req=req, request=request)
             return
-        out = tool_output(response, req)
+        out = tool_output(response, req=req)
         if tool in profile.data["schemas"].get("outputs", {}):
             errors = schema_errors(profile.output_validator(tool), out)
-            findings.check(not errors, req, f"the output violates the allowlist: {errors[:2]}", request=request)
+            findings.check(not errors, f"the output violates the allowlist: {errors[:2]}", req=req, request=request)
         got = values_at(out, case["texts"])
-        findings.check(got == list(contract_fixture.injection_texts), req,
-                       f"the injection headings did not come back verbatim: {esc(got, 300)}", request=request)
+        findings.check(got == list(contract_fixture.injection_texts),
+                       f"the injection headings did not come back verbatim: {esc(got, 300)}", req=req, request=request)
         for pointer, value in case.get("constants", {}).items():
             values = values_at(out, pointer)
-            findings.check(all(v == value for v in values), req, f"{pointer} is not {value} in every entry",
+            findings.check(all(v == value for v in values), f"{pointer} is not {value} in every entry", req=req,
                            request=request)
         if reads.seen:
             items = reads.items(case.get("root", "vault"))
             findings.check(reads.locations and not reads.outside(case.get("root", "vault")) and len(set(items)) <= 1,
-                           req, f"the call read {esc(reads.locations[:4])}, not the note alone", request=request)
+                           f"the call read {esc(reads.locations[:4])}, not the note alone", req=req, request=request)

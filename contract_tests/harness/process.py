@@ -147,6 +147,7 @@ class Bounded:
     def __init__(self, argv: list[str], *, env: Mapping[str, str] | None, cwd: Path | str | None,
                  input: str | None = None, merge_stderr: bool = False, start_new_session: bool = True) -> None:
         self.argv, self.group, self.timed_out = argv, start_new_session, False
+        self.cwd = Path(cwd) if cwd is not None else None
         self.started, self.ended = time.monotonic(), None
         self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT if merge_stderr else subprocess.PIPE,

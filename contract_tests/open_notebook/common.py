@@ -17,7 +17,7 @@ from contract_tests.harness.canaries import strings
 from contract_tests.harness.notebook_generator import ArtifactInfo, PassageInfo
 from contract_tests.harness.notebooks import ROLES, NotebooksFixture
 from contract_tests.names import find_list
-from contract_tests.verdicts import Finding, RequirementFailure, blocked, describe_call
+from contract_tests.verdicts import Finding, RequirementFailure, blocked, describe_call, own
 from contract_tests.open_notebook import PROFILES
 
 PROFILE, = PROFILES  # the folder's one profile
@@ -121,52 +121,56 @@ class Session:
     def raw(self, tool: str, arguments: Any, timeout: float = 60) -> tuple[dict[str, Any], str]:
         return as_failure(self.conn.call_tool(tool, arguments, timeout=timeout)), describe_call(tool, arguments)
 
-    def ok(self, tool: str, arguments: dict[str, Any], req: str) -> dict[str, Any]:
+    def ok(self, tool: str, arguments: dict[str, Any], *, req: str | None = None) -> dict[str, Any]:
         """Assert a successful result and return its JSON object."""
+        req = own(req)
         response, request = self.raw(tool, arguments)
         if not called_ok(response):
             raise RequirementFailure([Finding(req, f"expected a result, got {short(response, 300)}", None, request)])
-        body = tool_output(response, req)
+        body = tool_output(response, req=req)
         if not isinstance(body, dict):
             raise RequirementFailure([Finding(req, f"the result is not a JSON object: {short(body)}", None, request)])
         return body
 
-    def error(self, tool: str, arguments: Any, req: str, what: str) -> dict[str, Any]:
+    def error(self, tool: str, arguments: Any, what: str, *, req: str | None = None) -> dict[str, Any]:
         """Assert a failure carrying the taxonomy's envelope on an accepted channel."""
+        req = own(req)
         response, request = self.raw(tool, arguments)
-        return structured_error(response, self.profile, req, what, request=request)
+        return structured_error(response, self.profile, what, req=req, request=request)
 
-    def enter(self, role: str, req: str) -> dict[str, Any]:
+    def enter(self, role: str, *, req: str | None = None) -> dict[str, Any]:
         """Enter `role`'s collection; if it cannot be entered, `req` is blocked by the check that
         failed: ON-COLL-001 when the collection is not even listed (e.g. a server that ignores
         {notebooks}), ON-COLL-003 when it is listed but cannot be entered."""
+        req = own(req)
         cid = ROLES[role]
         response, request = self.raw("enter_collection", {"collection_id": cid})
         if not called_ok(response):
             by = self.enter_blocker(cid)
-            raise blocked(req, f"enter_collection {cid} failed (see {by}): {short(response, 200)}", by=by,
+            raise blocked(f"enter_collection {cid} failed (see {by}): {short(response, 200)}", req=req, by=by,
                           request=request)
-        return tool_output(response, req)
+        return tool_output(response, req=req)
 
     def enter_blocker(self, cid: str) -> str:
         listed, _ = self.raw("list_collections", {})
-        body = tool_output(listed, "ON-COLL-001") if called_ok(listed) else {}
+        body = tool_output(listed, req="ON-COLL-001") if called_ok(listed) else {}
         ids = [c.get("collection_id") for c in (body or {}).get("collections") or [] if isinstance(c, dict)]
         return "ON-COLL-003" if cid in ids else "ON-COLL-001"
 
     # -- finding the fixture's passages and artifacts -------------------------------------------
-    def find(self, role: str, passage: PassageInfo, req: str) -> Found:
+    def find(self, role: str, passage: PassageInfo, *, req: str | None = None) -> Found:
         """The server's passage for a fixture passage: searched by its text, then the result on
         its notebook (and page) whose fetched text is it, holds it, or is held by it. The session
         must be in `role`'s collection."""
+        req = own(req)
         key = (role, passage.source_id)
         if key in self.found:
             return self.found[key]
         args = {"query": passage.exact_text, "k": 50}
         response, request = self.raw("semantic_search", args)
         if not called_ok(response):
-            raise blocked(req, f"semantic_search failed: {short(response, 200)}", by="ON-SRCH-011", request=request)
-        results = (tool_output(response, req) or {}).get("results") or []
+            raise blocked(f"semantic_search failed: {short(response, 200)}", req=req, by="ON-SRCH-011", request=request)
+        results = (tool_output(response, req=req) or {}).get("results") or []
         best: tuple[int, Found] | None = None
         for result in results:
             pointer = result.get("source_pointer") or {} if isinstance(result, dict) else {}
@@ -175,7 +179,7 @@ class Session:
             fetched, _ = self.raw("fetch_passage", {"source_id": result.get("reference_id")})
             if not called_ok(fetched):
                 continue
-            body = tool_output(fetched, req)
+            body = tool_output(fetched, req=req)
             text = ((body or {}).get("passage") or {}).get("exact_text")
             if not isinstance(text, str) or not text:
                 continue
@@ -184,19 +188,22 @@ class Session:
             if rank is not None and (best is None or rank < best[0]):
                 best = (rank, Found(result["reference_id"], pointer, body))
         if best is None:
-            raise blocked(req, f"semantic_search for the fixture's {passage.kind} passage found no result on its "
-                               "notebook and page whose text matches (see ON-SRCH-011)", by="ON-SRCH-011", request=request)
+            raise blocked(f"semantic_search for the fixture's {passage.kind} passage found no result on its "
+                          "notebook and page whose text matches (see ON-SRCH-011)", req=req, by="ON-SRCH-011",
+                               request=request)
         self.found[key] = best[1]
         return best[1]
 
-    def fetched(self, query: str, req: str, k: int = 10) -> list[tuple[dict[str, Any], dict[str, Any], str]]:
+    def fetched(self, query: str, k: int = 10, *,
+                req: str | None = None) -> list[tuple[dict[str, Any], dict[str, Any], str]]:
         """Search, then fetch every result: (search result, fetch_passage body, request) of
         each fetch that succeeded."""
+        req = own(req)
         args = {"query": query, "k": k}
         response, request = self.raw("semantic_search", args)
         if not called_ok(response):
-            raise blocked(req, f"semantic_search failed: {short(response, 200)}", by="ON-SRCH-011", request=request)
-        body = tool_output(response, req)
+            raise blocked(f"semantic_search failed: {short(response, 200)}", req=req, by="ON-SRCH-011", request=request)
+        body = tool_output(response, req=req)
         body = body if isinstance(body, dict) else {}
         out = []
         for result in body.get("results") or []:
@@ -204,21 +211,24 @@ class Session:
                 continue
             response, request = self.raw("fetch_passage", {"source_id": result["reference_id"]})
             if called_ok(response):
-                out.append((result, tool_output(response, req), request))
+                out.append((result, tool_output(response, req=req), request))
         return out
 
-    def fetched_all(self, queries: list[str], req: str, k: int = 5) -> list[tuple[dict[str, Any], dict[str, Any], str]]:
+    def fetched_all(self, queries: list[str], k: int = 5, *,
+                    req: str | None = None) -> list[tuple[dict[str, Any], dict[str, Any], str]]:
         """fetched() of every query; blocked (by ON-SRCH-011) when no search result could be fetched:
         a check of fetched passages that saw none has checked nothing."""
-        out = [f for query in queries for f in self.fetched(query, req, k=k)]
+        req = own(req)
+        out = [f for query in queries for f in self.fetched(query, req=req, k=k)]
         if not out:
-            raise blocked(req, "no search result of the fixture's passages could be fetched (see ON-SRCH-011)",
+            raise blocked("no search result of the fixture's passages could be fetched (see ON-SRCH-011)", req=req,
                           by="ON-SRCH-011")
         return out
 
-    def artifact_ids(self, req: str) -> dict[str, list[str]]:
+    def artifact_ids(self, *, req: str | None = None) -> dict[str, list[str]]:
         """Set id -> the artifact ids list_artifact_sets names for it, in the active collection."""
-        body = self.ok("list_artifact_sets", {}, req)
+        req = own(req)
+        body = self.ok("list_artifact_sets", {}, req=req)
         out: dict[str, list[str]] = {}
         for entry in body.get("artifact_sets") or []:
             if not isinstance(entry, dict):
@@ -229,13 +239,14 @@ class Session:
             out[str(entry.get("artifact_set_id"))] = [i for i in ids if isinstance(i, str)]
         return out
 
-    def artifact_map(self, role: str, req: str) -> dict[str, ArtifactInfo]:
+    def artifact_map(self, role: str, *, req: str | None = None) -> dict[str, ArtifactInfo]:
         """Wire id -> the fixture artifact it names, for the collection of `role` (the session
         must be in it): listed ids matched by their contents, else by ending with the layout's
         artifact_id, else in the manifest's order."""
+        req = own(req)
         if role in self.artifacts:
             return self.artifacts[role]
-        listed = self.artifact_ids(req)
+        listed = self.artifact_ids(req=req)
         layout: dict[str, list[ArtifactInfo]] = {}
         for artifact in self.fixture.collection(role).artifacts:
             layout.setdefault(artifact.artifact_set_id, []).append(artifact)
@@ -247,7 +258,7 @@ class Session:
             remaining = list(artifacts)
             for wire in ids:
                 response, _ = self.raw("retrieve_artifact", {"artifact_id": wire})
-                contents = (tool_output(response, req) or {}).get("contents") if called_ok(response) else None
+                contents = (tool_output(response, req=req) or {}).get("contents") if called_ok(response) else None
                 match = next((a for a in remaining if self.fixture.payload(a) == contents), None) or \
                     next((a for a in remaining if wire == a.local_id or wire.endswith(a.local_id)
                           and not wire[-len(a.local_id) - 1].isalnum()), None)
@@ -257,7 +268,7 @@ class Session:
                     mapping[wire] = match
                     remaining.remove(match)
         if not mapping:
-            raise blocked(req, "list_artifact_sets names no artifact id the suite can use (see ON-COLL-007)",
+            raise blocked("list_artifact_sets names no artifact id the suite can use (see ON-COLL-007)", req=req,
                           by="ON-COLL-007")
         self.artifacts[role] = mapping
         return mapping

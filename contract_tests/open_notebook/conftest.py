@@ -11,7 +11,7 @@ import pytest
 
 from contract_tests.checks import called_ok, tool_output
 from contract_tests.open_notebook.common import Session, as_failure
-from contract_tests.verdicts import RequirementFailure
+from contract_tests.verdicts import RequirementFailure, own
 
 MAX_CHUNKS = 200
 
@@ -47,15 +47,16 @@ def new_session(servers, server, client, notebooks, suite, profile):
         conn.close(timeout=3)
 
 
-def pull(session: Session, token: str, req: str) -> list[dict[str, Any]]:
+def pull(session: Session, token: str, *, req: str | None = None) -> list[dict[str, Any]]:
     """Every response of a stream, up to and including the completion response (or until a
     failure, or MAX_CHUNKS)."""
+    req = own(req)
     out = []
     for _ in range(MAX_CHUNKS):
         response, _request = session.raw("next_stream_chunk", {"stream_token": token})
         if not called_ok(response):
             break
-        body = tool_output(response, req)
+        body = tool_output(response, req=req)
         out.append(body)
         if not isinstance(body, dict) or body.get("chunk_type") == "stream_complete":
             break
@@ -95,12 +96,12 @@ def walk(server, client, profile, notebooks) -> Walk:
     for tool in ("describe_world", "list_constraints", "list_collections"):
         session.raw(tool, {})
     try:
-        session.enter("active", "ON-SHAPE-001")
+        session.enter("active", req="ON-SHAPE-001")
     except RequirementFailure as failure:
         record.blocker = failure.findings[0].by
-    steps = [lambda: session.artifact_map("active", "ON-SHAPE-001")]
+    steps = [lambda: session.artifact_map("active", req="ON-SHAPE-001")]
     for passage in notebooks.collection("active").passages:
-        steps.append(lambda p=passage: session.find("active", p, "ON-SHAPE-001"))
+        steps.append(lambda p=passage: session.find("active", p, req="ON-SHAPE-001"))
     for step in steps:
         try:
             step()
@@ -113,7 +114,7 @@ def walk(server, client, profile, notebooks) -> Walk:
     session.raw("semantic_search", {"query": "the tide and the current"})
     response, _ = session.raw("begin_result_stream", {"query": notebooks.collection("active").passage("probe").exact_text})
     if called_ok(response):
-        token = (tool_output(response, "ON-SHAPE-001") or {}).get("stream_token")
+        token = (tool_output(response, req="ON-SHAPE-001") or {}).get("stream_token")
         if isinstance(token, str):
-            pull(session, token, "ON-SHAPE-001")
+            pull(session, token, req="ON-SHAPE-001")
     return record

@@ -35,12 +35,12 @@ def _cases(profile) -> list[tuple[str, str, dict[str, Any]]]:
 
 @pytest.mark.req("ON-ERR-002")
 def test_a_missing_or_mistyped_argument_fails_with_the_taxonomys_envelope(main, profile):
-    main.enter("active", "ON-ERR-002")  # inside a collection: no_collection_context cannot come first
+    main.enter("active")  # inside a collection: no_collection_context cannot come first
     with Findings() as findings:
         for tool, case, args in _cases(profile):
             response, request = main.raw(tool, args)
-            with one_case(findings, "ON-ERR-002", f"{tool}:{case}", request):
-                structured_error(response, main.profile, "ON-ERR-002", f"{tool} with {case.replace('-', ' ')}",
+            with one_case(findings, f"{tool}:{case}", request):
+                structured_error(response, main.profile, f"{tool} with {case.replace('-', ' ')}",
                                  request=request)
             if tool == "enter_collection":
-                main.enter("active", "ON-ERR-002")  # whatever a failed enter did to the context
+                main.enter("active")  # whatever a failed enter did to the context

@@ -7,29 +7,30 @@ import pytest
 
 from contract_tests.checks import short
 from contract_tests.open_notebook.common import error_type, profiles_mark
-from contract_tests.verdicts import Findings, RequirementFailure, describe_call
+from contract_tests.verdicts import Findings, RequirementFailure, describe_call, own
 
 pytestmark = [profiles_mark, pytest.mark.integration]
 
 
-def _retrieved(main, req: str):
+def _retrieved(main, *, req: str | None = None):
     """(wire id, fixture artifact, its manifest entry, its set's manifest, retrieve_artifact's body)."""
-    main.enter("active", req)
+    req = own(req)
+    main.enter("active", req=req)
     out = []
-    for wire, artifact in main.artifact_map("active", req).items():
+    for wire, artifact in main.artifact_map("active", req=req).items():
         manifest = main.fixture.manifest("active", artifact.artifact_set_id)
         entry = next(a for a in manifest["artifacts"] if a["artifact_id"] == artifact.local_id)
-        out.append((wire, artifact, entry, manifest, main.ok("retrieve_artifact", {"artifact_id": wire}, req)))
+        out.append((wire, artifact, entry, manifest, main.ok("retrieve_artifact", {"artifact_id": wire}, req=req)))
     return out
 
 
 @pytest.mark.req("ON-ART-001")
 def test_an_artifact_has_its_sets_status_and_type(main):
     with Findings() as findings:
-        for wire, artifact, _entry, manifest, body in _retrieved(main, "ON-ART-001"):
-            findings.check(body.get("status") == manifest["status"], "ON-ART-001",
+        for wire, artifact, _entry, manifest, body in _retrieved(main):
+            findings.check(body.get("status") == manifest["status"],
                            f"status is {short(body.get('status'))}, the set's is {manifest['status']}", case=wire)
-            findings.check(body.get("artifact_type") == manifest["artifact_type"], "ON-ART-001",
+            findings.check(body.get("artifact_type") == manifest["artifact_type"],
                            f"artifact_type is {short(body.get('artifact_type'))}, the set's is "
                            f"{manifest['artifact_type']}", case=wire)
 
@@ -37,45 +38,44 @@ def test_an_artifact_has_its_sets_status_and_type(main):
 @pytest.mark.req("ON-ART-002")
 def test_synthesis_metadata_labels_synthesized_artifacts(main):
     with Findings() as findings:
-        for wire, _artifact, entry, manifest, body in _retrieved(main, "ON-ART-002"):
+        for wire, _artifact, entry, manifest, body in _retrieved(main):
             got, stored = body.get("synthesis_metadata") or {}, entry["synthesis_metadata"]
-            findings.check(got.get("synthesized") is (manifest["status"] == "offered"), "ON-ART-002",
+            findings.check(got.get("synthesized") is (manifest["status"] == "offered"),
                            f"synthesized is {short(got.get('synthesized'))} in a {manifest['status']} set", case=wire)
             for key in ("confidence_note", "last_refreshed", "staleness_indicator"):
-                findings.check(got.get(key) == stored[key], "ON-ART-002",
+                findings.check(got.get(key) == stored[key],
                                f"{key} is {short(got.get(key))}, the manifest's is {short(stored[key])}", case=wire)
 
 
 @pytest.mark.req("ON-ART-005")
 def test_contents_are_the_full_payload(main):
     with Findings() as findings:
-        for wire, artifact, _entry, _manifest, body in _retrieved(main, "ON-ART-005"):
-            findings.check(body.get("contents") == main.fixture.payload(artifact), "ON-ART-005",
+        for wire, artifact, _entry, _manifest, body in _retrieved(main):
+            findings.check(body.get("contents") == main.fixture.payload(artifact),
                            f"contents differ from the fixture's {artifact.contents_path.rsplit('/', 1)[-1]}", case=wire)
 
 
 @pytest.mark.req("ON-ART-006")
 def test_provenance_is_the_manifests_chain(main):
     with Findings() as findings:
-        for wire, _artifact, entry, _manifest, body in _retrieved(main, "ON-ART-006"):
+        for wire, _artifact, entry, _manifest, body in _retrieved(main):
             got, stored = body.get("provenance") or {}, entry["provenance"]
             for key in ("source_notebooks", "created_at", "created_by"):
-                findings.check(got.get(key) == stored[key], "ON-ART-006",
+                findings.check(got.get(key) == stored[key],
                                f"{key} is {short(got.get(key))}, the manifest's is {short(stored[key])}", case=wire)
             steps = [{k: s.get(k) for k in ("step_order", "tool", "timestamp", "parameters")}
                      for s in got.get("transformation_steps") or [] if isinstance(s, dict)]
-            findings.check(steps == stored["transformation_steps"], "ON-ART-006",
+            findings.check(steps == stored["transformation_steps"],
                            f"transformation_steps {short(steps, 200)} are not the manifest's", case=wire)
 
 
 @pytest.mark.req("ON-ART-008")
 def test_an_unknown_artifact_fails_with_artifact_not_found(main):
-    main.enter("active", "ON-ART-008")
-    document = main.error("retrieve_artifact", {"artifact_id": "rc-no-such-artifact"}, "ON-ART-008",
+    main.enter("active")
+    document = main.error("retrieve_artifact", {"artifact_id": "rc-no-such-artifact"},
                           "retrieve_artifact of an unknown id")
     with Findings() as findings:
-        findings.check(error_type(document) == "artifact_not_found", "ON-ART-008",
-                       f"the error type is {short(error_type(document))}")
+        findings.check(error_type(document) == "artifact_not_found", f"the error type is {short(error_type(document))}")
 
 
 def _origin_problems(origin: dict, notebook) -> list[str]:
@@ -87,52 +87,52 @@ def _origin_problems(origin: dict, notebook) -> list[str]:
 
 @pytest.mark.req("ON-PROV-001")
 def test_an_artifacts_provenance_is_its_stored_chain(main):
-    main.enter("active", "ON-PROV-001")
+    main.enter("active")
     with Findings() as findings:
-        for wire, artifact in main.artifact_map("active", "ON-PROV-001").items():
+        for wire, artifact in main.artifact_map("active").items():
             entry = next(a for a in main.fixture.manifest("active", artifact.artifact_set_id)["artifacts"]
                          if a["artifact_id"] == artifact.local_id)
             args = {"id": wire, "id_type": "artifact"}
-            body = main.ok("explain_provenance", args, "ON-PROV-001")
+            body = main.ok("explain_provenance", args)
             request = describe_call("explain_provenance", args)
             provenance = body.get("provenance") or {}
             origin = provenance.get("origin_notebook") or {}
             sources = entry["provenance"]["source_notebooks"]
-            if findings.check(origin.get("notebook_id") in sources, "ON-PROV-001",
+            if findings.check(origin.get("notebook_id") in sources,
                               f"origin_notebook {short(origin.get('notebook_id'))} is not one of {sources}",
                               case=wire, request=request):
                 for problem in _origin_problems(origin, main.fixture.notebook("active", origin["notebook_id"])):
-                    findings.fail("ON-PROV-001", problem, case=wire, request=request)
+                    findings.fail(problem, case=wire, request=request)
             steps = [{k: s.get(k) for k in ("step_order", "tool", "timestamp", "parameters")}
                      for s in provenance.get("transformation_steps") or [] if isinstance(s, dict)]
             stored = entry["provenance"]["transformation_steps"]
-            findings.check(steps == stored, "ON-PROV-001", f"transformation_steps {short(steps, 200)} are not the "
+            findings.check(steps == stored, f"transformation_steps {short(steps, 200)} are not the "
                            "stored chain", case=wire, request=request)
             tools = provenance.get("tools_involved")
             # Every step's tool is named; naming more (an export tool, the server itself) is not wrong.
-            findings.check(isinstance(tools, list) and set(tools) >= {s["tool"] for s in stored}, "ON-PROV-001",
+            findings.check(isinstance(tools, list) and set(tools) >= {s["tool"] for s in stored},
                            f"tools_involved {short(tools)} lacks a tool of the chain", case=wire, request=request)
 
 
 @pytest.mark.req("ON-PROV-002")
 def test_a_sources_provenance_names_its_notebook(main, notebooks):
-    main.enter("active", "ON-PROV-002")
+    main.enter("active")
     with Findings() as findings:
         for kind in ("probe", "canary", "fence"):
             passage = notebooks.collection("active").passage(kind)
             try:
-                found = main.find("active", passage, "ON-PROV-002")
+                found = main.find("active", passage)
             except RequirementFailure as failure:
                 why = failure.findings[0]
-                findings.block("ON-PROV-002", why.message, by=why.by, case=kind, request=why.request)
+                findings.block(why.message, by=why.by, case=kind, request=why.request)
                 continue
             args = {"id": found.source_id, "id_type": "source"}
-            body = main.ok("explain_provenance", args, "ON-PROV-002")
+            body = main.ok("explain_provenance", args)
             request = describe_call("explain_provenance", args)
             provenance = body.get("provenance") or {}
             for problem in _origin_problems(provenance.get("origin_notebook") or {},
                                             notebooks.notebook("active", passage.notebook_id)):
-                findings.fail("ON-PROV-002", problem, case=kind, request=request)
+                findings.fail(problem, case=kind, request=request)
             for key in ("transformation_steps", "tools_involved", "confidence_notes"):
-                findings.check(isinstance(provenance.get(key), list), "ON-PROV-002", f"{key} is not a list",
+                findings.check(isinstance(provenance.get(key), list), f"{key} is not a list",
                                case=kind, request=request)

@@ -17,7 +17,7 @@ from contract_tests.harness.adapter import snapshot, snapshot_diff
 from contract_tests.harness.notebook_generator import ArtifactInfo
 from contract_tests.open_notebook.common import Found, Session, choice, profiles_mark
 from contract_tests.open_notebook.conftest import pull
-from contract_tests.verdicts import Finding, Findings, RequirementFailure, esc, one_case
+from contract_tests.verdicts import Finding, Findings, RequirementFailure, esc, one_case, own
 
 pytestmark = [profiles_mark, pytest.mark.data_integrity]
 COVERAGES = ("exact_text", "passage_with_context", "notebook_file")
@@ -61,10 +61,10 @@ def _coverages(body: dict[str, Any], notebooks, role: str) -> set[str]:
 def test_the_passage_checksum_is_the_sha256_of_what_it_covers(main, notebooks):
     """Each passage on its own (the declared coverage, if declared); that every passage's
     checksum covers the same thing is ON-PASS-010's."""
-    main.enter("active", "ON-PASS-004")
+    main.enter("active")
     declared = choice("passage_checksum")
     fetched = main.fetched_all([p.exact_text for p in notebooks.collection("active").passages if p.kind != "canary"],
-                               "ON-PASS-004", k=3)
+                               k=3)
     with Findings() as findings:
         for _result, body, request in fetched:
             integrity = body.get("integrity") or {}
@@ -72,13 +72,13 @@ def test_the_passage_checksum_is_the_sha256_of_what_it_covers(main, notebooks):
             matched = _coverages(body, notebooks, "active")
             case = str(body.get("source_id"))
             if declared:
-                findings.check(declared in matched, "ON-PASS-004", f"the checksum is not the SHA-256 of {declared} "
+                findings.check(declared in matched, f"the checksum is not the SHA-256 of {declared} "
                                f"(declared); it matches {sorted(matched) or 'none of ' + str(list(COVERAGES))}",
                                case=case, request=request)
             else:
-                findings.check(matched, "ON-PASS-004", f"the checksum {esc(checksum, 70)} is the SHA-256 of none of "
+                findings.check(matched, f"the checksum {esc(checksum, 70)} is the SHA-256 of none of "
                                f"{list(COVERAGES)} (hex, sha256:hex or base64)", case=case, request=request)
-            findings.check(integrity.get("verified") is True, "ON-PASS-004", "verified is not true on an unchanged "
+            findings.check(integrity.get("verified") is True, "verified is not true on an unchanged "
                            "fixture", case=case, request=request)
 
 
@@ -92,21 +92,21 @@ def test_every_passage_checksum_covers_the_same_thing(walk, notebooks):
     matched = {}
     for _tool, _args, response in walk.successes("fetch_passage"):
         try:
-            body = tool_output(response, "ON-PASS-010")
+            body = tool_output(response)
         except RequirementFailure:
             continue  # not a JSON body: ON-SHAPE-001's finding
         if isinstance(body, dict) and _coverages(body, notebooks, "active"):
             matched[str(body.get("source_id"))] = _coverages(body, notebooks, "active")
     with Findings() as findings:
         if len(matched) < 2:
-            findings.block("ON-PASS-010", "fewer than two fetched passages carry a checksum of a coverage the "
+            findings.block("fewer than two fetched passages carry a checksum of a coverage the "
                            f"profile accepts (see ON-PASS-004{', ' + walk.blocker if walk.blocker else ''})",
                            by="ON-PASS-004")
             return
         kinds = {}
         for source, found in matched.items():
             kinds.setdefault(" or ".join(sorted(found)), []).append(source)
-        findings.check(set.intersection(*matched.values()), "ON-PASS-010", "the checksums do not all cover the same "
+        findings.check(set.intersection(*matched.values()), "the checksums do not all cover the same "
                        f"thing: {short({k: len(v) for k, v in kinds.items()})} passages")
 
 
@@ -124,8 +124,9 @@ class Tampered:
         """retrieve_artifact of each changed artifact: (wire id, response, request)."""
         return [(wire, *self.session.raw("retrieve_artifact", {"artifact_id": wire})) for wire, _ in self.artifacts]
 
-    def block_if_unset(self, req: str, needed: Any, step: str | None = None) -> None:
+    def block_if_unset(self, needed: Any, step: str | None = None, *, req: str | None = None) -> None:
         """Block `req` when the set-up `step` (default: req) left `needed` unset."""
+        req = own(req)
         if not needed:
             cause = self.blockers.get("enter") or self.blockers.get(step or req)
             raise RequirementFailure([Finding(req, cause.message if cause else "the set-up found nothing to check",
@@ -154,14 +155,14 @@ def tampered(servers, profile, notebooks, tmp_path_factory):
     passage = fixture.collection("active").passage("long_context")
 
     def find_passage():
-        state.passage = state.session.find("active", passage, "ON-PASS-007")
+        state.passage = state.session.find("active", passage, req="ON-PASS-007")
         state.original = state.passage.body["passage"]["exact_text"]
 
     def find_artifacts():
-        mapped = state.session.artifact_map("active", "ON-ART-007").items()
+        mapped = state.session.artifact_map("active", req="ON-ART-007").items()
         for set_id in ("summaries", "term-extractions"):  # a Markdown and a JSON artifact
             state.artifacts += [(w, a) for w, a in mapped if a.artifact_set_id == set_id][:1]
-    _caught(state, "enter", lambda: state.session.enter("active", "ON-ART-007"))
+    _caught(state, "enter", lambda: state.session.enter("active", req="ON-ART-007"))
     if "enter" not in state.blockers:
         _caught(state, "ON-PASS-007", find_passage)
         _caught(state, "ON-ART-007", find_artifacts)
@@ -177,15 +178,15 @@ def tampered(servers, profile, notebooks, tmp_path_factory):
 
 @pytest.mark.req("ON-PASS-007")
 def test_a_changed_notebook_is_never_served_as_verified(tampered):
-    tampered.block_if_unset("ON-PASS-007", tampered.passage)
+    tampered.block_if_unset(tampered.passage)
     response, request = tampered.session.raw("fetch_passage", {"source_id": tampered.passage.source_id})
     with Findings() as findings:
         if not called_ok(response):
             return  # refused: never served as verified
-        body = tool_output(response, "ON-PASS-007")
+        body = tool_output(response)
         exact = (body.get("passage") or {}).get("exact_text")
         verified = (body.get("integrity") or {}).get("verified")
-        findings.check(exact == tampered.original or verified is False, "ON-PASS-007",
+        findings.check(exact == tampered.original or verified is False,
                        f"changed text served with verified {short(verified)}: {esc(exact, 80)}", request=request)
 
 
@@ -202,21 +203,21 @@ def test_a_changed_artifact_is_never_served_as_verified(tampered, profile):
     """Each changed artifact on its own (the declared way, if declared); that all are reported
     one way is ON-ART-011's."""
     declared = choice("tamper_report")
-    tampered.block_if_unset("ON-ART-007", tampered.artifacts)
+    tampered.block_if_unset(tampered.artifacts)
     with Findings() as findings:
         for wire, response, request in tampered.retrieved():
             if not called_ok(response):
                 outcome = "error"
-                with one_case(findings, "ON-ART-007", wire, request):
-                    structured_error(response, profile, "ON-ART-007", "a changed artifact", request=request, case=wire)
+                with one_case(findings, wire, request):
+                    structured_error(response, profile, "a changed artifact", request=request, case=wire)
             else:
                 outcome = "unverified"
-                flags = _verified_values(tool_output(response, "ON-ART-007"))
-                findings.check(False in flags and True not in flags, "ON-ART-007",
+                flags = _verified_values(tool_output(response))
+                findings.check(False in flags and True not in flags,
                                f"a changed artifact was served with verified flags {flags or 'none'}", case=wire,
                                request=request)
             if declared:
-                findings.check(outcome == declared, "ON-ART-007", f"reported as {outcome}, the "
+                findings.check(outcome == declared, f"reported as {outcome}, the "
                                f"declaration says {declared}", case=wire, request=request)
 
 
@@ -226,10 +227,10 @@ def test_every_changed_artifact_is_reported_one_way(tampered):
     declaration there is nothing more to check (ON-ART-007 holds every artifact to the declared way)."""
     if choice("tamper_report"):
         return
-    tampered.block_if_unset("ON-ART-011", tampered.artifacts[1:], step="ON-ART-007")  # two to compare
+    tampered.block_if_unset(tampered.artifacts[1:], step="ON-ART-007")  # two to compare
     outcomes = {wire: "unverified" if called_ok(response) else "error" for wire, response, _ in tampered.retrieved()}
     with Findings() as findings:
-        findings.check(len(set(outcomes.values())) <= 1, "ON-ART-011", f"reported two ways: {outcomes}")
+        findings.check(len(set(outcomes.values())) <= 1, f"reported two ways: {outcomes}")
 
 
 @pytest.mark.req("ON-RO-001")
@@ -246,21 +247,20 @@ def test_every_tool_leaves_the_fixture_unchanged(servers, profile, notebooks, tm
     def tour():
         for tool in ("describe_world", "list_collections", "list_constraints", "list_artifact_sets"):
             session.raw(tool, {})
-        for _result, body, _request in session.fetched(fixture.collection("active").passage("probe").exact_text,
-                                                       "ON-RO-001"):
+        for _result, body, _request in session.fetched(fixture.collection("active").passage("probe").exact_text):
             session.raw("explain_provenance", {"id": body.get("source_id"), "id_type": "source"})
 
     def artifacts():
-        for wire in session.artifact_map("active", "ON-RO-001"):
+        for wire in session.artifact_map("active"):
             session.raw("retrieve_artifact", {"artifact_id": wire})
             session.raw("explain_provenance", {"id": wire, "id_type": "artifact"})
 
     def stream():
         begun, _ = session.raw("begin_result_stream", {"query": "kelp"})
         if called_ok(begun):
-            pull(session, str(tool_output(begun, "ON-RO-001").get("stream_token")), "ON-RO-001")
+            pull(session, str(tool_output(begun).get("stream_token")))
     try:
-        session.enter("active", "ON-RO-001")  # not entered: the tour reaches nothing, blocked
+        session.enter("active")  # not entered: the tour reaches nothing, blocked
         for step in (tour, artifacts, stream):  # a step that fails is another check's finding
             try:
                 step()
@@ -275,4 +275,4 @@ def test_every_tool_leaves_the_fixture_unchanged(servers, profile, notebooks, tm
     changes = snapshot_diff(before, snapshot(fixture.root))
     fixture.close()
     with Findings() as findings:
-        findings.check(not changes, "ON-RO-001", f"{len(changes)} change(s) to the fixture: {changes[:5]}")
+        findings.check(not changes, f"{len(changes)} change(s) to the fixture: {changes[:5]}")

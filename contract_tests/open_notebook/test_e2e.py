@@ -18,7 +18,7 @@ def test_the_seeds_tool_sequence_through_the_official_sdk_client(client, noteboo
     nothing more: the other tools' agreements are their own requirements (ON-PROV-002, ON-ART-010,
     ON-STRM-004). Which passage the search ranks first is the server's; its fetch must agree."""
     def ok(tool, args):
-        return tool_output(client.call_tool(tool, args), "ON-E2E-001")
+        return tool_output(client.call_tool(tool, args))
 
     cid = ROLES["active"]
     passage = notebooks.collection("active").passage("probe")
@@ -26,20 +26,19 @@ def test_the_seeds_tool_sequence_through_the_official_sdk_client(client, noteboo
         listed = [c.get("collection_id") for c in ok("list_collections", {}).get("collections") or []
                   if isinstance(c, dict)]
         if cid not in listed:  # the sequence cannot start: ON-COLL-001's finding, not this one's
-            raise blocked("ON-E2E-001", f"list_collections does not list {cid} (see ON-COLL-001): {short(listed)}",
+            raise blocked(f"list_collections does not list {cid} (see ON-COLL-001): {short(listed)}",
                           by="ON-COLL-001")
-        findings.check(ok("enter_collection", {"collection_id": cid}).get("collection_id") == cid, "ON-E2E-001",
+        findings.check(ok("enter_collection", {"collection_id": cid}).get("collection_id") == cid,
                        "enter_collection names another collection")
         results = [r for r in ok("semantic_search", {"query": passage.exact_text}).get("results") or []
                    if isinstance(r, dict) and isinstance(r.get("reference_id"), str)]
         if not results:
-            findings.block("ON-E2E-001", "the search of a passage's text gave no reference to fetch (see ON-SRCH-011)",
+            findings.block("the search of a passage's text gave no reference to fetch (see ON-SRCH-011)",
                            by="ON-SRCH-011")
             return
         hit = results[0]
         fetched = ok("fetch_passage", {"source_id": hit["reference_id"]})
-        findings.check(fetched.get("source_id") == hit["reference_id"], "ON-E2E-001",
-                       "fetch_passage answers another source_id")
+        findings.check(fetched.get("source_id") == hit["reference_id"], "fetch_passage answers another source_id")
         pointed = (hit.get("source_pointer") or {}).get("notebook_id")
-        findings.check((fetched.get("provenance") or {}).get("notebook_id") == pointed, "ON-E2E-001",
+        findings.check((fetched.get("provenance") or {}).get("notebook_id") == pointed,
                        f"fetch_passage's provenance names another notebook than the search result's {short(pointed)}")

@@ -26,15 +26,15 @@ def test_no_collection_context_carries_the_seeds_message_and_recovery(new_sessio
     with Findings() as findings:
         for tool in COLLECTION_SCOPED:
             response, request = fresh.raw(tool, ARGUMENTS[tool])
-            with one_case(findings, "ON-TEXT-002", tool, request):
-                error = structured_error(response, fresh.profile, "ON-TEXT-002", f"{tool} without a collection",
+            with one_case(findings, tool, request):
+                error = structured_error(response, fresh.profile, f"{tool} without a collection",
                                          request=request, case=tool).get("error") or {}
                 if error.get("type") != "no_collection_context":  # ON-DOM-001's finding, not a text to judge
-                    findings.block("ON-TEXT-002", f"the error type is {short(error.get('type'))} (see ON-DOM-001)",
+                    findings.block(f"the error type is {short(error.get('type'))} (see ON-DOM-001)",
                                    by="ON-DOM-001", case=tool, request=request)
                     continue
                 for key, text in NO_COLLECTION.items():
-                    findings.check(error.get(key) == text, "ON-TEXT-002", f"{key} is {short(error.get(key))}",
+                    findings.check(error.get(key) == text, f"{key} is {short(error.get(key))}",
                                    case=f"{tool}.{key}", request=request)
 
 
@@ -42,33 +42,33 @@ def test_no_collection_context_carries_the_seeds_message_and_recovery(new_sessio
 def test_a_search_names_the_active_collection_and_its_query(main, notebooks):
     with Findings() as findings:
         for role in ("other", "active"):
-            main.enter(role, "ON-SRCH-009")
+            main.enter(role)
             query = padded(notebooks.collection(role).passage("probe").exact_text)
-            body = main.ok("semantic_search", {"query": query}, "ON-SRCH-009")
+            body = main.ok("semantic_search", {"query": query})
             request = describe_call("semantic_search", {"query": query})
-            findings.check(body.get("collection_id") == ROLES[role], "ON-SRCH-009", f"collection_id is "
+            findings.check(body.get("collection_id") == ROLES[role], f"collection_id is "
                            f"{short(body.get('collection_id'))} in {ROLES[role]}", case=role, request=request)
-            findings.check(echoes(body.get("query"), query), "ON-SRCH-009",
-                           f"query {short(body.get('query'))} is not the query sent", case=role, request=request)
+            findings.check(echoes(body.get("query"), query), f"query {short(body.get('query'))} is not the query sent",
+                           case=role, request=request)
 
 
 @pytest.mark.req("ON-PROV-005")
 def test_explain_provenance_names_the_id_and_type_sent(main, notebooks):
     """A source found by search and an artifact listed by list_artifact_sets (each blocked when
     the suite cannot get one: ON-SRCH-011, ON-COLL-007)."""
-    main.enter("active", "ON-PROV-005")
+    main.enter("active")
     with Findings() as findings:
         for id_type in ("source", "artifact"):
             try:
-                ident = main.find("active", notebooks.collection("active").passage("probe"), "ON-PROV-005").source_id \
-                    if id_type == "source" else next(iter(main.artifact_map("active", "ON-PROV-005")))
+                ident = main.find("active", notebooks.collection("active").passage("probe")).source_id \
+                    if id_type == "source" else next(iter(main.artifact_map("active")))
             except RequirementFailure as failure:
                 why = failure.findings[0]
-                findings.block("ON-PROV-005", why.message, by=why.by, case=id_type, request=why.request)
+                findings.block(why.message, by=why.by, case=id_type, request=why.request)
                 continue
             args = {"id": ident, "id_type": id_type}
-            body = main.ok("explain_provenance", args, "ON-PROV-005")
+            body = main.ok("explain_provenance", args)
             request = describe_call("explain_provenance", args)
             for key in ("id", "id_type"):
-                findings.check(body.get(key) == args[key], "ON-PROV-005", f"{key} is {short(body.get(key))}, not "
+                findings.check(body.get(key) == args[key], f"{key} is {short(body.get(key))}, not "
                                f"{short(args[key])}", case=f"{id_type}.{key}", request=request)

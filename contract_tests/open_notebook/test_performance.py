@@ -21,11 +21,11 @@ def _p95(samples: list[float]) -> float:
 
 @pytest.mark.req("ON-PERF-001")
 def test_search_and_fetch_answer_within_a_second_at_p95(main, notebooks, profile):
-    main.enter("active", "ON-PERF-001")
+    main.enter("active")
     calls, bound = int(profile.limits["perf_calls"]), float(profile.limits["perf_p95_seconds"])
     queries = [p.exact_text for p in notebooks.collection("active").passages]
-    ids = [r.get("reference_id") for r in main.ok("semantic_search", {"query": queries[0], "k": 50},
-                                                  "ON-PERF-001").get("results") or []]
+    ids = [r.get("reference_id") for r in main.ok("semantic_search",
+                                                  {"query": queries[0], "k": 50}).get("results") or []]
     timings: dict[str, list[float]] = {"semantic_search": [], "fetch_passage": []}
     for i in range(calls):
         for tool, args in (("semantic_search", {"query": queries[i % len(queries)]}),
@@ -39,8 +39,8 @@ def test_search_and_fetch_answer_within_a_second_at_p95(main, notebooks, profile
     with Findings() as findings:
         for tool, samples in timings.items():
             if not samples:
-                findings.block("ON-PERF-001", f"no {tool} call succeeded to time (see ON-SRCH-011)", by="ON-SRCH-011",
+                findings.block(f"no {tool} call succeeded to time (see ON-SRCH-011)", by="ON-SRCH-011",
                                case=tool)
             else:
-                findings.check(_p95(samples) <= bound, "ON-PERF-001", f"p95 {_p95(samples) * 1000:.0f} ms over "
+                findings.check(_p95(samples) <= bound, f"p95 {_p95(samples) * 1000:.0f} ms over "
                                f"{len(samples)} calls (bound {bound * 1000:.0f} ms)", case=tool)

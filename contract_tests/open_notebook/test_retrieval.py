@@ -12,7 +12,7 @@ from contract_tests.checks import called_ok, short, structured_error, tool_outpu
 from contract_tests.harness.notebooks import BROAD_QUERY, CROSS_QUERIES, NotebooksFixture
 from contract_tests.open_notebook.common import choice, error_type, hits, profiles_mark
 from contract_tests.open_notebook.conftest import pull
-from contract_tests.verdicts import Finding, Findings, RequirementFailure, describe_call, esc, one_case
+from contract_tests.verdicts import Finding, Findings, RequirementFailure, describe_call, esc, one_case, own
 
 pytestmark = [profiles_mark, pytest.mark.integration]
 NOTABLE = ("probe", "long_context", "multiline", "list", "fence", "unicode")
@@ -35,27 +35,27 @@ def _ranked(body: dict[str, Any]) -> list[Any]:
 def test_k_defaults_to_10_and_bounds_the_results(main):
     """k is a maximum ("Maximum results (default 10, max 50)"): fewer results are allowed (a
     relevance threshold), so the default is checked against an explicit k of 10, not a count."""
-    main.enter("active", "ON-SRCH-002")
+    main.enter("active")
     bodies: dict[str, dict[str, Any]] = {}
     with Findings() as findings:
         for k, cap in ((None, 10), (1, 1), (3, 3), (10, 10), (50, 50)):
             args = {"query": BROAD_QUERY} | ({"k": k} if k is not None else {})
             case = f"k={k}" if k is not None else "default"
-            body = bodies[case] = main.ok("semantic_search", args, "ON-SRCH-002")
+            body = bodies[case] = main.ok("semantic_search", args)
             results, _total = _count(body)
             request = describe_call("semantic_search", args)
-            findings.check(len(results) <= cap, "ON-SRCH-002", f"{len(results)} results for a cap of {cap}",
+            findings.check(len(results) <= cap, f"{len(results)} results for a cap of {cap}",
                            case=case, request=request)
             returned = (body.get("metadata") or {}).get("returned")
-            findings.check(returned == len(results), "ON-SRCH-002", f"metadata.returned is {short(returned)} for "
+            findings.check(returned == len(results), f"metadata.returned is {short(returned)} for "
                            f"{len(results)} results", case=case, request=request)
         if len(_count(bodies["k=50"])[0]) <= 10:
-            findings.block("ON-SRCH-002", f"the broad query found {len(_count(bodies['k=50'])[0])} passages with "
+            findings.block(f"the broad query found {len(_count(bodies['k=50'])[0])} passages with "
                            "k 50: too few to tell a default of 10 from a smaller one (see ON-SRCH-011)",
                            by="ON-SRCH-011",
                            case="default-is-10")
         else:
-            findings.check(_ranked(bodies["default"]) == _ranked(bodies["k=10"]), "ON-SRCH-002",
+            findings.check(_ranked(bodies["default"]) == _ranked(bodies["k=10"]),
                            f"without k, {len(_count(bodies['default'])[0])} results; with k 10, "
                            f"{len(_count(bodies['k=10'])[0])}: the default is not 10", case="default-is-10")
 
@@ -74,25 +74,25 @@ def test_k_over_50_is_clamped_or_refused(main, profile):
     50 is handled one way is ON-SRCH-010's."""
     cap = int(profile.limits["max_k"])
     declared = choice("k_over_max")
-    main.enter("active", "ON-SRCH-003")
-    at_cap = _ranked(main.ok("semantic_search", {"query": BROAD_QUERY, "k": cap}, "ON-SRCH-003"))
+    main.enter("active")
+    at_cap = _ranked(main.ok("semantic_search", {"query": BROAD_QUERY, "k": cap}))
     with Findings() as findings:
         for case, k, response, request in _over_max(main):
             if called_ok(response):
                 outcome = "clamp"
-                body = tool_output(response, "ON-SRCH-003")
+                body = tool_output(response)
                 results, _total = _count(body)
-                findings.check(len(results) <= cap, "ON-SRCH-003", f"{len(results)} results for k={k}", case=case,
+                findings.check(len(results) <= cap, f"{len(results)} results for k={k}", case=case,
                                request=request)
                 # Clamped means k taken as 50: the same results as k 50 (a maximum, not a count).
-                findings.check(_ranked(body) == at_cap, "ON-SRCH-003", f"k={k} gave {len(results)} results, k={cap} "
+                findings.check(_ranked(body) == at_cap, f"k={k} gave {len(results)} results, k={cap} "
                                f"gave {len(at_cap)}: not clamped to {cap}", case=case, request=request)
             else:
                 outcome = "error"
-                with one_case(findings, "ON-SRCH-003", case, request):
-                    structured_error(response, profile, "ON-SRCH-003", f"semantic_search with k={k}", request=request)
+                with one_case(findings, case, request):
+                    structured_error(response, profile, f"semantic_search with k={k}", request=request)
             if declared:
-                findings.check(outcome == declared, "ON-SRCH-003", f"k={k} gave {outcome}, the "
+                findings.check(outcome == declared, f"k={k} gave {outcome}, the "
                                f"declaration says {declared}", case=case, request=request)
 
 
@@ -102,38 +102,38 @@ def test_every_k_over_50_is_handled_one_way(main):
     declaration there is nothing more to check (ON-SRCH-003 holds every k to the declared way)."""
     if choice("k_over_max"):
         return
-    main.enter("active", "ON-SRCH-010")
+    main.enter("active")
     outcomes = {case: "clamp" if called_ok(response) else "error" for case, _k, response, _request in _over_max(main)}
     with Findings() as findings:
-        findings.check(len(set(outcomes.values())) <= 1, "ON-SRCH-010", f"k over 50 is handled two ways: {outcomes}")
+        findings.check(len(set(outcomes.values())) <= 1, f"k over 50 is handled two ways: {outcomes}")
 
 
 @pytest.mark.req("ON-SRCH-007")
 def test_search_and_streams_stay_in_the_active_collection(main, notebooks):
     """Queries that match a canary passage or title heading of every collection: nothing of
     another collection (its canaries) may come back, in search results or stream chunks."""
-    main.enter("active", "ON-SRCH-007")
+    main.enter("active")
     foreign = notebooks.tokens("other", "sealed")
     with Findings() as findings:
         for query in CROSS_QUERIES:
             args = {"query": query, "k": 50}
-            body = main.ok("semantic_search", args, "ON-SRCH-007")
+            body = main.ok("semantic_search", args)
             if not _count(body)[0]:  # nothing came back: nothing was checked
-                findings.block("ON-SRCH-007", "the query found nothing in the active collection (see ON-SRCH-011)",
+                findings.block("the query found nothing in the active collection (see ON-SRCH-011)",
                                by="ON-SRCH-011",
                                case=f"search:{query}", request=describe_call("semantic_search", args))
             found = hits(body, foreign, echoed=(query,))
-            findings.check(not found, "ON-SRCH-007", f"another collection's content came back: {found}",
+            findings.check(not found, f"another collection's content came back: {found}",
                            case=f"search:{query}", request=describe_call("semantic_search", args))
             begun, request = main.raw("begin_result_stream", {"query": query})
-            chunks = pull(main, str(tool_output(begun, "ON-SRCH-007").get("stream_token")), "ON-SRCH-007") \
+            chunks = pull(main, str(tool_output(begun).get("stream_token"))) \
                 if called_ok(begun) else []
             if not any(c.get("chunk_type") != "stream_complete" for c in chunks if isinstance(c, dict)):
-                findings.block("ON-SRCH-007", "the stream gave no chunk to check (see ON-STRM-004)",
+                findings.block("the stream gave no chunk to check (see ON-STRM-004)",
                                by="ON-STRM-004",
                                case=f"stream:{query}", request=request)
             found = hits(chunks, foreign, echoed=(query,))
-            findings.check(not found, "ON-SRCH-007", f"another collection's content came back in a stream: {found}",
+            findings.check(not found, f"another collection's content came back in a stream: {found}",
                            case=f"stream:{query}", request=request)
 
 
@@ -141,20 +141,20 @@ def test_search_and_streams_stay_in_the_active_collection(main, notebooks):
 def test_results_are_ranked_by_relevance(main, notebooks):
     """The seed's "ranked reference identifiers" with "relevance scores": no score rises down the
     list. Which passages come back is the implementation's (ON-SRCH-011)."""
-    main.enter("active", "ON-SRCH-008")
+    main.enter("active")
     with Findings() as findings:
         ranked = 0
         for passage in _notable(notebooks):
             args = {"query": passage.exact_text}
-            results, _total = _count(main.ok("semantic_search", args, "ON-SRCH-008"))
+            results, _total = _count(main.ok("semantic_search", args))
             case, request = f"{passage.kind}:{passage.notebook_id}:{passage.page}", describe_call("semantic_search", args)
             scores = [r.get("relevance_score") for r in results if isinstance(r, dict)]
             ranked += len(scores) > 1
             findings.check(all(isinstance(s, (int, float)) for s in scores) and scores == sorted(scores, reverse=True),
-                           "ON-SRCH-008", f"relevance scores are not in descending order: {short(scores)}",
+                           f"relevance scores are not in descending order: {short(scores)}",
                            case=case, request=request)
         if not ranked:  # one result or none per query: no order to judge
-            findings.block("ON-SRCH-008", "no query of the fixture's passages gave two results to compare (see "
+            findings.block("no query of the fixture's passages gave two results to compare (see "
                            "ON-SRCH-011)", by="ON-SRCH-011")
 
 
@@ -162,23 +162,24 @@ def test_results_are_ranked_by_relevance(main, notebooks):
 def test_a_passages_own_text_finds_it(main, notebooks):
     """The profile's reading (the seed promises no recall): a passage's whole text, searched with
     the default k, finds a reference on its notebook and page."""
-    main.enter("active", "ON-SRCH-011")
+    main.enter("active")
     with Findings() as findings:
         for passage in _notable(notebooks):
             args = {"query": passage.exact_text}
-            results, _total = _count(main.ok("semantic_search", args, "ON-SRCH-011"))
+            results, _total = _count(main.ok("semantic_search", args))
             pointers = [(r.get("source_pointer") or {}) for r in results if isinstance(r, dict)]
             case, request = f"{passage.kind}:{passage.notebook_id}:{passage.page}", describe_call("semantic_search", args)
             findings.check(any(isinstance(p, dict) and p.get("notebook_id") == passage.notebook_id
-                               and p.get("page") in (None, passage.page) for p in pointers), "ON-SRCH-011",
-                           f"no result points at its notebook and page (got {esc(pointers[:3], 200)})",
+                               and p.get("page") in (None, passage.page) for p in pointers),
+                               f"no result points at its notebook and page (got {esc(pointers[:3], 200)})",
                            case=case, request=request)
 
 
-def _found_or_block(findings: Findings, main, passage, req: str):
+def _found_or_block(findings: Findings, main, passage, *, req: str | None = None):
     """The server's passage for a fixture passage, or None with that case blocked."""
+    req = own(req)
     try:
-        return main.find("active", passage, req)
+        return main.find("active", passage, req=req)
     except RequirementFailure as failure:
         for f in failure.findings:
             findings.items.append(Finding(f.req, f.message, f"{passage.kind}:{passage.notebook_id}", f.request,
@@ -213,86 +214,86 @@ def verbatim_problems(notebooks: NotebooksFixture, role: str, body: dict[str, An
 
 @pytest.mark.req("ON-PASS-001")
 def test_fetched_passages_are_verbatim_text_of_the_fixture(main, notebooks):
-    main.enter("active", "ON-PASS-001")
-    fetched = main.fetched_all([p.exact_text for p in _notable(notebooks)], "ON-PASS-001")
+    main.enter("active")
+    fetched = main.fetched_all([p.exact_text for p in _notable(notebooks)])
     with Findings() as findings:
         for _result, body, request in fetched:
             for problem in verbatim_problems(notebooks, "active", body):
-                findings.fail("ON-PASS-001", problem, case=str(body.get("source_id")), request=request)
+                findings.fail(problem, case=str(body.get("source_id")), request=request)
 
 
 @pytest.mark.req("ON-PASS-002")
 def test_context_is_at_most_500_characters_on_each_side(main, notebooks, profile):
-    main.enter("active", "ON-PASS-002")
+    main.enter("active")
     limit = int(profile.limits["context_chars"])
-    fetched = main.fetched_all([p.exact_text for p in _notable(notebooks)], "ON-PASS-002")
+    fetched = main.fetched_all([p.exact_text for p in _notable(notebooks)])
     with Findings() as findings:
         for _result, body, request in fetched:
             passage = body.get("passage") or {}
             for side in ("context_before", "context_after"):
                 value = passage.get(side)
-                findings.check(isinstance(value, str) and len(value) <= limit, "ON-PASS-002",
+                findings.check(isinstance(value, str) and len(value) <= limit,
                                f"{side} has {len(value) if isinstance(value, str) else short(value)} characters",
                                case=f"{body.get('source_id')}:{side}", request=request)
 
 
 @pytest.mark.req("ON-PASS-003")
 def test_provenance_names_the_passages_notebook_and_page(main, notebooks):
-    main.enter("active", "ON-PASS-003")
+    main.enter("active")
     with Findings() as findings:
         for passage in _notable(notebooks):
-            found = _found_or_block(findings, main, passage, "ON-PASS-003")
+            found = _found_or_block(findings, main, passage)
             if found is None:
                 continue
             provenance = found.body.get("provenance") or {}
             notebook = notebooks.notebook("active", passage.notebook_id)
             case = f"{passage.kind}:{passage.notebook_id}"
-            findings.check(provenance.get("notebook_id") == passage.notebook_id, "ON-PASS-003",
+            findings.check(provenance.get("notebook_id") == passage.notebook_id,
                            f"notebook_id is {short(provenance.get('notebook_id'))}", case=case)
-            findings.check(provenance.get("notebook_title") == notebook.title, "ON-PASS-003",
+            findings.check(provenance.get("notebook_title") == notebook.title,
                            f"notebook_title is {short(provenance.get('notebook_title'))}", case=case)
-            findings.check(provenance.get("page") in (None, passage.page), "ON-PASS-003",
+            findings.check(provenance.get("page") in (None, passage.page),
                            f"page is {short(provenance.get('page'))}, not {passage.page}", case=case)
 
 
 @pytest.mark.req("ON-PASS-006")
 def test_a_foreign_source_and_an_unknown_one_fail_with_their_types(main, notebooks):
-    main.enter("other", "ON-PASS-006")
+    main.enter("other")
     try:
-        foreign = main.find("other", notebooks.collection("other").passage("probe"), "ON-PASS-006").source_id
+        foreign = main.find("other", notebooks.collection("other").passage("probe")).source_id
     except RequirementFailure as failure:
         foreign, why = None, failure.findings[0]
-    main.enter("active", "ON-PASS-006")
+    main.enter("active")
     cases = [("unknown", "rc-no-such-source", "source_not_found")]
     if foreign is not None:
         cases += [("outside", foreign, "source_outside_collection"), ("unknown-suffix", foreign + "-rc-missing", None)]
     with Findings() as findings:
         if foreign is None:  # the unknown source is still checked
-            findings.block("ON-PASS-006", why.message, by=why.by, case="outside", request=why.request)
+            findings.block(why.message, by=why.by, case="outside", request=why.request)
         for case, ident, expected in cases:
             args = {"source_id": ident}
             response, request = main.raw("fetch_passage", args)
-            with one_case(findings, "ON-PASS-006", case, request):
-                document = structured_error(response, main.profile, "ON-PASS-006", "fetch_passage", request=request)
+            with one_case(findings, case, request):
+                document = structured_error(response, main.profile, "fetch_passage", request=request)
                 allowed = (expected,) if expected else ("source_not_found", "source_outside_collection")
-                findings.check(error_type(document) in allowed, "ON-PASS-006",
+                findings.check(error_type(document) in allowed,
                                f"the error type is {short(error_type(document))}, not {' or '.join(allowed)}",
                                case=case, request=request)
 
 
 @pytest.mark.req("ON-PASS-008")
 def test_provenance_timestamp_and_export_method_come_from_the_layout(main, notebooks):
-    main.enter("active", "ON-PASS-008")
+    main.enter("active")
     with Findings() as findings:
         for passage in _notable(notebooks):
-            found = _found_or_block(findings, main, passage, "ON-PASS-008")
+            found = _found_or_block(findings, main, passage)
             if found is None:
                 continue
             provenance = found.body.get("provenance") or {}
             notebook = notebooks.notebook("active", passage.notebook_id)
             case = f"{passage.kind}:{passage.notebook_id}:{passage.page}"
-            findings.check(provenance.get("timestamp") == notebook.page_timestamp(passage.page), "ON-PASS-008",
+            findings.check(provenance.get("timestamp") == notebook.page_timestamp(passage.page),
                            f"timestamp is {short(provenance.get('timestamp'))}, the page's is "
                            f"{notebook.page_timestamp(passage.page)}", case=case)
-            findings.check(provenance.get("export_method") == notebook.front["export_method"], "ON-PASS-008",
+            findings.check(provenance.get("export_method") == notebook.front["export_method"],
                            f"export_method is {short(provenance.get('export_method'))}", case=case)

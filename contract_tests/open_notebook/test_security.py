@@ -10,51 +10,54 @@ from contract_tests.checks import _error_document  # noqa: PLC2701 - the channel
 from contract_tests.checks import called_ok, not_a_failure, schema_errors, short, texts, tool_output
 from contract_tests.harness.notebooks import CROSS_QUERIES, ROLES
 from contract_tests.open_notebook.common import content_tokens, error_type, hits, profiles_mark
-from contract_tests.verdicts import Findings, describe_call, esc
+from contract_tests.verdicts import Findings, describe_call, esc, own
 
 pytestmark = [profiles_mark, pytest.mark.security]
 
 
 @pytest.mark.req("ON-WORLD-003")
 def test_describe_world_and_list_constraints_carry_no_content(main, notebooks):
-    main.enter("active", "ON-WORLD-003")
+    main.enter("active")
     with Findings() as findings:
         for tool in ("describe_world", "list_constraints"):
-            _no_content(findings, main, notebooks, tool, "ON-WORLD-003", case=tool)
+            _no_content(findings, main, notebooks, tool, case=tool)
 
 
-def _no_content(findings: Findings, main, notebooks, tool: str, req: str, case: str | None = None) -> None:
+def _no_content(findings: Findings, main, notebooks, tool: str, case: str | None = None, *,
+                req: str | None = None) -> None:
     """`tool` (no arguments, inside the active collection) returns no notebook text."""
-    found = hits(main.ok(tool, {}, req), content_tokens(notebooks))
-    findings.check(not found, req, f"{tool} returned content: {found}", case=case)
+    req = own(req)
+    found = hits(main.ok(tool, {}, req=req), content_tokens(notebooks))
+    findings.check(not found, f"{tool} returned content: {found}", req=req, case=case)
 
 
 @pytest.mark.req("ON-COLL-002")
 def test_list_collections_carries_no_content(main, notebooks):
-    main.enter("active", "ON-COLL-002")
+    main.enter("active")
     with Findings() as findings:
-        _no_content(findings, main, notebooks, "list_collections", "ON-COLL-002")
+        _no_content(findings, main, notebooks, "list_collections")
 
 
 @pytest.mark.req("ON-COLL-006")
 def test_list_artifact_sets_carries_no_content(main, notebooks):
-    main.enter("active", "ON-COLL-006")
+    main.enter("active")
     with Findings() as findings:
-        _no_content(findings, main, notebooks, "list_artifact_sets", "ON-COLL-006")
+        _no_content(findings, main, notebooks, "list_artifact_sets")
 
 
-def _searched(main, notebooks, req: str):
+def _searched(main, notebooks, *, req: str | None = None):
     """(query, search body, [fetched exact_text of each result]) for every notable passage."""
+    req = own(req)
     out = []
     for passage in notebooks.collection("active").passages:
         if passage.kind == "canary":
             continue
-        body = main.ok("semantic_search", {"query": passage.exact_text}, req)
+        body = main.ok("semantic_search", {"query": passage.exact_text}, req=req)
         fetched = []
         for result in body.get("results") or []:
             response, _ = main.raw("fetch_passage", {"source_id": (result or {}).get("reference_id")})
             if called_ok(response):
-                text = ((tool_output(response, req) or {}).get("passage") or {}).get("exact_text")
+                text = ((tool_output(response, req=req) or {}).get("passage") or {}).get("exact_text")
                 fetched.append((result, text if isinstance(text, str) else ""))
         out.append((passage.exact_text, body, fetched))
     return out
@@ -62,35 +65,35 @@ def _searched(main, notebooks, req: str):
 
 @pytest.mark.req("ON-SRCH-005")
 def test_search_returns_no_full_text(main, notebooks, profile):
-    main.enter("active", "ON-SRCH-005")
+    main.enter("active")
     limit = int(profile.limits["preview_chars"])
-    searched = _searched(main, notebooks, "ON-SRCH-005")
+    searched = _searched(main, notebooks)
     with Findings() as findings:
         if not any(len(t) > limit for _q, _b, fetched in searched for _r, t in fetched):
-            findings.block("ON-SRCH-005", f"no fetched passage is longer than {limit} characters: no full text to "
+            findings.block(f"no fetched passage is longer than {limit} characters: no full text to "
                            "look for (see ON-SRCH-011)", by="ON-SRCH-011")
         for query, body, fetched in searched:
             long_texts = {f"passage of {len(t)} characters": t for _r, t in fetched if len(t) > limit}
             found = hits(body, long_texts, echoed=(query,))
-            findings.check(not found, "ON-SRCH-005", f"the search response holds a passage's full text: {found}",
+            findings.check(not found, f"the search response holds a passage's full text: {found}",
                            request=describe_call("semantic_search", {"query": query}))
 
 
 @pytest.mark.req("ON-SRCH-006")
 def test_no_snippet_is_a_whole_passage(main, notebooks, profile):
-    main.enter("active", "ON-SRCH-006")
+    main.enter("active")
     limit = int(profile.limits["preview_chars"])
-    searched = _searched(main, notebooks, "ON-SRCH-006")
+    searched = _searched(main, notebooks)
     with Findings() as findings:
         if not any(t and len(t) <= limit and isinstance(r.get("preview_snippet"), str)
                    for _q, _b, fetched in searched for r, t in fetched):
-            findings.block("ON-SRCH-006", f"no fetched passage of at most {limit} characters with a snippet",
+            findings.block(f"no fetched passage of at most {limit} characters with a snippet",
                            by="ON-SRCH-011")
         for query, _body, fetched in searched:
             for result, text in fetched:
                 snippet = result.get("preview_snippet")
                 if text and len(text) <= limit and isinstance(snippet, str):
-                    findings.check(text.strip() not in snippet, "ON-SRCH-006",
+                    findings.check(text.strip() not in snippet,
                                    f"the snippet is the whole passage: {esc(snippet, 120)}",
                                    case=str(result.get("reference_id")),
                                    request=describe_call("semantic_search", {"query": query}))
@@ -98,9 +101,9 @@ def test_no_snippet_is_a_whole_passage(main, notebooks, profile):
 
 @pytest.mark.req("ON-ART-009")
 def test_another_collections_artifact_is_refused(main):
-    main.enter("other", "ON-ART-009")
-    foreign = list(main.artifact_map("other", "ON-ART-009").items())[:3]
-    main.enter("active", "ON-ART-009")
+    main.enter("other")
+    foreign = list(main.artifact_map("other").items())[:3]
+    main.enter("active")
     with Findings() as findings:
         for wire, artifact in foreign:
             payload = main.fixture.payload(artifact)
@@ -110,24 +113,24 @@ def test_another_collections_artifact_is_refused(main):
             for tool, args in (("retrieve_artifact", {"artifact_id": wire}),
                                ("explain_provenance", {"id": wire, "id_type": "artifact"})):
                 response, request = main.raw(tool, args)
-                findings.check(not called_ok(response), "ON-ART-009", "another collection's artifact was served",
+                findings.check(not called_ok(response), "another collection's artifact was served",
                                case=f"{tool}:{wire}", request=request)
                 found = hits(response, needles)
-                findings.check(not found, "ON-ART-009", f"the refusal carries {found}", case=f"{tool}:{wire}",
+                findings.check(not found, f"the refusal carries {found}", case=f"{tool}:{wire}",
                                request=request)
 
 
 @pytest.mark.req("ON-PROV-003")
 def test_explain_provenance_describes_the_chain_only(main, notebooks):
-    main.enter("active", "ON-PROV-003")
+    main.enter("active")
     needles = content_tokens(notebooks, titles=False)
-    calls = [({"id": main.find("active", notebooks.collection("active").passage(kind), "ON-PROV-003").source_id,
+    calls = [({"id": main.find("active", notebooks.collection("active").passage(kind)).source_id,
                "id_type": "source"}) for kind in ("canary", "multiline")]
-    calls += [{"id": wire, "id_type": "artifact"} for wire in main.artifact_map("active", "ON-PROV-003")]
+    calls += [{"id": wire, "id_type": "artifact"} for wire in main.artifact_map("active")]
     with Findings() as findings:
         for args in calls:
-            found = hits(main.ok("explain_provenance", args, "ON-PROV-003"), needles)
-            findings.check(not found, "ON-PROV-003", f"explain_provenance returned content: {found}",
+            found = hits(main.ok("explain_provenance", args), needles)
+            findings.check(not found, f"explain_provenance returned content: {found}",
                            case=args["id"], request=describe_call("explain_provenance", args))
 
 
@@ -143,22 +146,22 @@ def _two_sessions(new_session, servers, suite):
 @pytest.mark.req("ON-DOM-006")
 def test_each_session_has_its_own_context(new_session, servers, suite, notebooks):
     first, second = _two_sessions(new_session, servers, suite)
-    first.enter("active", "ON-DOM-006")
+    first.enter("active")
     with Findings() as findings:
         response, request = second.raw("list_artifact_sets", {})
-        findings.check(not called_ok(response), "ON-DOM-006",
+        findings.check(not called_ok(response),
                        "a new session answered list_artifact_sets while another session is in a collection",
                        case="second-starts-safe", request=request)
-        second.enter("other", "ON-DOM-006")
+        second.enter("other")
         for session, role, foreign in ((first, "active", "other"), (second, "other", "active")):
-            body = session.ok("list_artifact_sets", {}, "ON-DOM-006")
-            findings.check(body.get("collection_id") == ROLES[role], "ON-DOM-006",
+            body = session.ok("list_artifact_sets", {})
+            findings.check(body.get("collection_id") == ROLES[role],
                            f"list_artifact_sets names {short(body.get('collection_id'))}, the session entered "
                            f"{ROLES[role]}", case=role)
             for query in CROSS_QUERIES:
-                found = hits(session.ok("semantic_search", {"query": query, "k": 50}, "ON-DOM-006"),
+                found = hits(session.ok("semantic_search", {"query": query, "k": 50}),
                              notebooks.tokens(foreign), echoed=(query,))
-                findings.check(not found, "ON-DOM-006", f"the other session's collection came back: {found}",
+                findings.check(not found, f"the other session's collection came back: {found}",
                                case=f"{role}:{query}")
 
 
@@ -168,9 +171,8 @@ def test_a_new_connection_starts_with_no_collection(new_session, servers, suite,
     ended, and a restarted server."""
     home = None if suite.transport == "http" else servers.fresh_home()
     first = new_session(home=home) if home else new_session()
-    first.enter("active", "ON-DOM-007")
-    begun = first.ok("begin_result_stream", {"query": notebooks.collection("active").passage("probe").exact_text},
-                     "ON-DOM-007")
+    first.enter("active")
+    begun = first.ok("begin_result_stream", {"query": notebooks.collection("active").passage("probe").exact_text})
     token = str(begun.get("stream_token"))
     first.conn.close(timeout=5)
     later = [("restarted", new_session(home=home))] if home else [("new-session", new_session()),
@@ -178,10 +180,10 @@ def test_a_new_connection_starts_with_no_collection(new_session, servers, suite,
     with Findings() as findings:
         for case, session in later:
             response, request = session.raw("list_artifact_sets", {})
-            findings.check(not called_ok(response), "ON-DOM-007", "the new connection answered list_artifact_sets: "
+            findings.check(not called_ok(response), "the new connection answered list_artifact_sets: "
                            "the old context came back", case=case, request=request)
             response, request = session.raw("next_stream_chunk", {"stream_token": token})
-            findings.check(not called_ok(response), "ON-DOM-007", "the old connection's stream token still works",
+            findings.check(not called_ok(response), "the old connection's stream token still works",
                            case=case, request=request)
 
 
@@ -215,33 +217,33 @@ def _explained(response) -> bool:
 
 @pytest.mark.req("ON-REF-001")
 def test_a_write_like_tool_is_refused_with_an_explanation(main):
-    main.enter("active", "ON-REF-001")
+    main.enter("active")
     with Findings() as findings:
         for tool in WRITE_TOOLS:
             args = {"notebook_id": "nb-0001", "text": "overwritten"}
             response, request = main.raw(tool, args)
             problem = not_a_failure(response)
-            findings.check(problem is None, "ON-REF-001", f"the call was not refused: {problem}", case=tool,
+            findings.check(problem is None, f"the call was not refused: {problem}", case=tool,
                            request=request)
             if problem is None:
-                findings.check(_explained(response), "ON-REF-001", "the refusal explains nothing", case=tool,
+                findings.check(_explained(response), "the refusal explains nothing", case=tool,
                                request=request)
 
 
 @pytest.mark.req("ON-REF-002")
 def test_an_argument_asking_for_a_write_or_reasoning_is_refused(main):
-    main.enter("active", "ON-REF-002")
+    main.enter("active")
     with Findings() as findings:
         for tool, args, _mutation in ARGUMENT_ATTEMPTS:
             response, request = main.raw(tool, args)
             case = f"{tool}:{next(k for k in args if k not in ('query',))}"
-            findings.check(not_a_failure(response) is None, "ON-REF-002",
-                           f"not refused: {not_a_failure(response)}", case=case, request=request)
+            findings.check(not_a_failure(response) is None, f"not refused: {not_a_failure(response)}", case=case,
+                           request=request)
 
 
 @pytest.mark.req("ON-REF-003")
 def test_a_mutation_attempt_in_the_taxonomy_is_operation_forbidden(main, profile):
-    main.enter("active", "ON-REF-003")
+    main.enter("active")
     attempts = [(tool, {"notebook_id": "nb-0001", "text": "overwritten"}) for tool in WRITE_TOOLS]
     attempts += [(tool, args) for tool, args, mutation in ARGUMENT_ATTEMPTS if mutation]
     validator = profile.error_validator()
@@ -252,13 +254,13 @@ def test_a_mutation_attempt_in_the_taxonomy_is_operation_forbidden(main, profile
             case = f"{tool}:{','.join(sorted(args))}"
             if not_a_failure(response) is not None:  # not refused at all: that is ON-REF-001's / ON-REF-002's finding
                 by = "ON-REF-001" if tool in WRITE_TOOLS else "ON-REF-002"
-                findings.block("ON-REF-003", f"the attempt was not refused (see {by})", by=by, case=case,
+                findings.block(f"the attempt was not refused (see {by})", by=by, case=case,
                                request=request)
                 continue
             _channel, document = _error_document(response)
             if document is None or schema_errors(validator, document):
                 continue  # a protocol-level refusal (unknown tool, invalid params): explicit, not the envelope
             allowed = ARGUMENT_REFUSALS if (tool, tuple(sorted(args))) in argument_borne else ("operation_forbidden",)
-            findings.check(error_type(document) in allowed, "ON-REF-003",
+            findings.check(error_type(document) in allowed,
                            f"refused as {short(error_type(document))}, not {' or '.join(allowed)}", case=case,
                            request=request)

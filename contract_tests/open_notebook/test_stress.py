@@ -21,19 +21,19 @@ def test_the_same_search_gives_the_same_results(main, new_session, notebooks, pr
     request = describe_call("semantic_search", args)
 
     def run(session) -> str:
-        return json.dumps(strip_volatile(session.ok("semantic_search", args, "ON-SRCH-001"), VOLATILE), sort_keys=True)
+        return json.dumps(strip_volatile(session.ok("semantic_search", args), VOLATILE), sort_keys=True)
 
-    main.enter("active", "ON-SRCH-001")
+    main.enter("active")
     first = run(main)
     if not json.loads(first).get("results"):  # the same nothing twice proves no determinism
-        raise blocked("ON-SRCH-001", "the probe passage's text found nothing (see ON-SRCH-011)", by="ON-SRCH-011",
+        raise blocked("the probe passage's text found nothing (see ON-SRCH-011)", by="ON-SRCH-011",
                       request=request)
     times = int(profile.limits["repeat_searches"])
     differing = sum(run(main) != first for _ in range(times - 1))
     other = new_session()
-    other.enter("active", "ON-SRCH-001")
+    other.enter("active")
     with Findings() as findings:
-        findings.check(not differing, "ON-SRCH-001", f"{differing} of {times - 1} repeats differ from the first",
+        findings.check(not differing, f"{differing} of {times - 1} repeats differ from the first",
                        case="one-session", request=request)
-        findings.check(run(other) == first, "ON-SRCH-001", "another session on the same collection got other results",
+        findings.check(run(other) == first, "another session on the same collection got other results",
                        case="another-session", request=request)

@@ -18,14 +18,14 @@ def test_describe_world_enumerates_exactly_the_listed_tools(server, client, main
     """describe_world's available_affordances, and list_constraints' where it names the tools
     too (its seed shape has no such list), are exactly what tools/list lists."""
     listed = sorted(t.get("name") for t in listed_tools(server))
-    named = main.ok("describe_world", {}, "ON-WORLD-001").get("available_affordances")
-    also = main.ok("list_constraints", {}, "ON-WORLD-001").get("available_affordances")
+    named = main.ok("describe_world", {}).get("available_affordances")
+    also = main.ok("list_constraints", {}).get("available_affordances")
     with Findings() as findings:
-        findings.check(isinstance(named, list) and sorted(named) == listed, "ON-WORLD-001",
+        findings.check(isinstance(named, list) and sorted(named) == listed,
                        f"available_affordances {short(named, 300)} is not the listed tools {listed}",
                        case="describe_world")
         if isinstance(also, list):
-            findings.check(sorted(also) == listed, "ON-WORLD-001", f"available_affordances {short(also, 300)} is "
+            findings.check(sorted(also) == listed, f"available_affordances {short(also, 300)} is "
                            f"not the listed tools {listed}", case="list_constraints")
 
 
@@ -42,14 +42,14 @@ PURPOSE = ["preserve human-authored cognition", "enable safe inspection and retr
 
 @pytest.mark.req("ON-WORLD-002")
 def test_describe_world_states_the_world_and_its_prohibitions(main):
-    body = main.ok("describe_world", {}, "ON-WORLD-002")
+    body = main.ok("describe_world", {})
     with Findings() as findings:
         for (group, key), value in WORLD.items():
             got = (body.get(group) or {}).get(key)
-            findings.check(got == value, "ON-WORLD-002", f"{group}.{key} is {short(got)}, not {value!r}",
+            findings.check(got == value, f"{group}.{key} is {short(got)}, not {value!r}",
                            case=f"{group}.{key}")
-        findings.check(body.get("provenance_available") is True, "ON-WORLD-002", "provenance_available is not true")
-        findings.check(body.get("purpose") == PURPOSE, "ON-WORLD-002", f"purpose is {short(body.get('purpose'))}",
+        findings.check(body.get("provenance_available") is True, "provenance_available is not true")
+        findings.check(body.get("purpose") == PURPOSE, f"purpose is {short(body.get('purpose'))}",
                        case="purpose")
 
 
@@ -61,26 +61,26 @@ CITATION = {"passages": "must quote verbatim", "artifacts": "must include non-au
 
 @pytest.mark.req("ON-WORLD-004")
 def test_list_constraints_lists_every_prohibition_and_refusal_condition(main):
-    body = main.ok("list_constraints", {}, "ON-WORLD-004")
+    body = main.ok("list_constraints", {})
     with Findings() as findings:
         for key, seed in (("mutation_prohibitions", MUTATION_PROHIBITIONS), ("refusal_conditions", REFUSAL_CONDITIONS)):
             listed = body.get(key) if isinstance(body.get(key), list) else []
             for item in seed:
-                findings.check(item in listed, "ON-WORLD-004", f"{key} lacks {item!r}", case=key)
+                findings.check(item in listed, f"{key} lacks {item!r}", case=key)
         for group, expected in (("scope_limits", SCOPE), ("citation_requirements", CITATION)):
             for key, value in expected.items():
                 got = (body.get(group) or {}).get(key)
-                findings.check(got == value, "ON-WORLD-004", f"{group}.{key} is {short(got)}, not {value!r}",
+                findings.check(got == value, f"{group}.{key} is {short(got)}, not {value!r}",
                                case=f"{group}.{key}")
 
 
 @pytest.mark.req("ON-WORLD-005")
 def test_list_constraints_gives_the_seeds_interpretation_rule(main):
-    rule = main.ok("list_constraints", {}, "ON-WORLD-005").get("interpretation_rule")
+    rule = main.ok("list_constraints", {}).get("interpretation_rule")
     rule = rule if isinstance(rule, dict) else {}
     with Findings() as findings:
         for key, seed in INTERPRETATION_RULE.items():
             listed = rule.get(key) if isinstance(rule.get(key), list) else []
             for item in seed:
-                findings.check(item in listed, "ON-WORLD-005", f"interpretation_rule.{key} lacks {item!r} (has "
+                findings.check(item in listed, f"interpretation_rule.{key} lacks {item!r} (has "
                                f"{short(rule.get(key))})", case=key)

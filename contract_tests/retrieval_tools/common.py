@@ -10,9 +10,8 @@ import pytest
 from contract_tests import contracts
 from contract_tests.checks import called_ok, error_code, schema_errors, short, structured_error, tool_output
 from contract_tests.contracts import validator
-from contract_tests.harness.process import private_environment, render_command, run_bounded
 from contract_tests.names import entry_paths, find_list, numbered
-from contract_tests.verdicts import Finding, Findings, RequirementFailure, describe_call, esc
+from contract_tests.verdicts import Finding, Findings, RequirementFailure, describe_call, esc, own
 from contract_tests.retrieval_tools import PROFILES
 
 PROFILE, = PROFILES  # the folder's one profile
@@ -36,29 +35,34 @@ class Calls:
         args = self.names.args(tool, arguments)
         return self.server.call_tool(tool, args, timeout=60), describe_call(tool, args)
 
-    def ok(self, tool: str, arguments: dict[str, Any], req: str) -> dict[str, Any]:
+    def ok(self, tool: str, arguments: dict[str, Any], *, req: str | None = None) -> dict[str, Any]:
         """Assert a success in the shared envelope (RT-ENV-001's schema); return the envelope."""
+        req = own(req)
         response, request = self.raw(tool, arguments)
         if not called_ok(response):
-            raise RequirementFailure([_finding(req, f"expected a result, got {short(response, 240)}", request)])
-        envelope = tool_output(response, req)
+            raise RequirementFailure([_finding(f"expected a result, got {short(response, 240)}", request, req=req)])
+        envelope = tool_output(response, req=req)
         errors = schema_errors(validator(self.profile.data["schemas"]["outputs"][tool]), envelope)
         if errors:
-            raise RequirementFailure([_finding(req, f"not the shared envelope: {errors[:2]}", request)])
+            raise RequirementFailure([_finding(f"not the shared envelope: {errors[:2]}", request, req=req)])
         return envelope
 
-    def error(self, tool: str, arguments: dict[str, Any], req: str, what: str) -> tuple[str | None, Any, str]:
+    def error(self, tool: str, arguments: dict[str, Any], what: str, *,
+              req: str | None = None) -> tuple[str | None, Any, str]:
         """Assert the call fails (else `req` fails) with a structured error on an accepted
         channel; return (code, document, request). A malformed error is RT-ENV-002's finding
         (the structured-error requirement), and leaves the rest of `req` blocked by it."""
+        req = own(req)
         response, request = self.raw(tool, arguments)
-        return (*self.judge_error(response, req, what, request), request)
+        return (*self.judge_error(response, what, request, req=req), request)
 
-    def judge_error(self, response: dict[str, Any], req: str, what: str, request: str) -> tuple[str | None, Any]:
+    def judge_error(self, response: dict[str, Any], what: str, request: str, *,
+                    req: str | None = None) -> tuple[str | None, Any]:
+        req = own(req)
         if called_ok(response):
-            raise RequirementFailure([_finding(req, f"{what}: succeeded; it must fail", request)])
+            raise RequirementFailure([_finding(f"{what}: succeeded; it must fail", request, req=req)])
         try:
-            document = structured_error(response, self.profile, ENVELOPE, what, request=request)
+            document = structured_error(response, self.profile, what, req=ENVELOPE, request=request)
         except RequirementFailure as exc:
             if req == ENVELOPE:
                 raise
@@ -66,56 +70,58 @@ class Calls:
                                                              request, "blocked", ENVELOPE)]) from None
         return error_code(document, self.profile), document
 
-    def listing(self, tool: str, arguments: dict[str, Any], name: str, req: str) -> list[Any]:
+    def listing(self, tool: str, arguments: dict[str, Any], name: str, *, req: str | None = None) -> list[Any]:
         """The list `name` (search.matches, open_file.lines, ...) of a successful call."""
-        envelope = self.ok(tool, arguments, req)
+        req = own(req)
+        envelope = self.ok(tool, arguments, req=req)
         found = find_list(self.profile, name, envelope)
         if found is None:
             request = describe_call(tool, self.names.args(tool, arguments))
-            raise RequirementFailure([_finding("RT-TOOL-003", f"cannot find {name} in the result (tried "
-                                               f"{self.profile.data['outputs'][name]}); declare it", request),
-                                      _finding(req, f"{name} not found: not checked", request, "blocked")])
+            raise RequirementFailure([_finding(f"cannot find {name} in the result (tried "
+                                               f"{self.profile.data['outputs'][name]}); declare it", request,
+                                               req="RT-TOOL-003"),
+                                      _finding(f"{name} not found: not checked", request, "blocked", req=req)])
         return found
 
-    def matches(self, arguments: dict[str, Any], req: str) -> list[dict[str, Any]]:
-        return self.listing("search", arguments, "search.matches", req)
+    def matches(self, arguments: dict[str, Any], *, req: str | None = None) -> list[dict[str, Any]]:
+        req = own(req)
+        return self.listing("search", arguments, "search.matches", req=req)
 
-    def lines(self, tool: str, arguments: dict[str, Any], req: str) -> list[tuple[int, str]]:
-        items = self.listing(tool, arguments, f"{tool}.lines", req)
+    def lines(self, tool: str, arguments: dict[str, Any], *, req: str | None = None) -> list[tuple[int, str]]:
+        req = own(req)
+        items = self.listing(tool, arguments, f"{tool}.lines", req=req)
         got = numbered(items)
         if got is None:
             request = describe_call(tool, self.names.args(tool, arguments))
-            raise RequirementFailure([_finding(req, f"the lines are not numbered lines: {esc(items[:2], 200)}",
-                                               request)])
+            raise RequirementFailure([_finding(f"the lines are not numbered lines: {esc(items[:2], 200)}",
+                                               request, req=req)])
         return got
 
-    def entries(self, arguments: dict[str, Any], req: str) -> list[str]:
-        items = self.listing("list_dir", arguments, "list_dir.entries", req)
+    def entries(self, arguments: dict[str, Any], *, req: str | None = None) -> list[str]:
+        req = own(req)
+        items = self.listing("list_dir", arguments, "list_dir.entries", req=req)
         got = entry_paths(items)
         if got is None:
             request = describe_call("list_dir", self.names.args("list_dir", arguments))
-            raise RequirementFailure([_finding(req, f"entries carry no path: {esc(items[:2], 200)}", request)])
+            raise RequirementFailure([_finding(f"entries carry no path: {esc(items[:2], 200)}", request, req=req)])
         return got
 
 
-def _finding(req, message, request, kind="fail"):
+def _finding(message, request, kind="fail", *, req: str | None = None):
+    req = own(req)
     from contract_tests.verdicts import Finding
     return Finding(req, message, None, request, kind)
 
 
-def start_with_roots(suite, fixture, tmp_path, root_name, bad_value, *, prefix=None):
-    """Start the server with one root spoiled (None: the variable unset); return the finished process."""
+def start_with_roots(servers, fixture, root_name, bad_value, *, prefix=None):
+    """Start the server with one root spoiled (None: the variable unset) and its stdin closed;
+    return the finished process (killed after 30 s: one that kept running)."""
     placeholder = root_name.lower()
-    values = dict(fixture.placeholders())
-    if bad_value is not None:
-        values[placeholder] = bad_value
-    elif "{" + placeholder + "}" in suite.command:
+    if bad_value is None and "{" + placeholder + "}" in (servers.command("server") or ""):
         pytest.skip(f"the server command passes {{{placeholder}}} itself; the variable cannot be left unset")
-    env = private_environment(tmp_path / "home") | suite.profile.environment(values)
-    if bad_value is None:
-        env.pop(root_name, None)
-    argv = list(prefix or []) + render_command(suite.command, values)
-    return run_bounded(argv, input="", timeout=30, env=env, cwd=tmp_path)
+    values = {placeholder: bad_value} if bad_value is not None else {}
+    return servers.run(fixture, "server", values=values, env_drop=(root_name,) if bad_value is None else (),
+                       prefix=prefix, input="", timeout=30)
 
 
 def started(proc) -> str | None:

@@ -55,8 +55,9 @@ def test_a_missing_or_mistyped_argument_gives_a_structured_error(server, client,
             if called_ok(response):
                 continue
             judged += 1
-            with one_case(findings, ENVELOPE, what, request):
-                calls.judge_error(response, ENVELOPE, f"{tool} with {what}", request)
+            with one_case(findings, what, request, req=ENVELOPE):
+                calls.judge_error(response, f"{tool} with {what}", request, req=ENVELOPE)
         if not judged:
-            findings.block(ENVELOPE, f"{tool} served every call with bad arguments "
-                           f"({esc([w for w, _a in BAD_ARGUMENTS[tool]])}): no error to judge", by="the calls succeeded")
+            findings.block(f"{tool} served every call with bad arguments "
+                           f"({esc([w for w, _a in BAD_ARGUMENTS[tool]])}): no error to judge", req=ENVELOPE,
+                           by="the calls succeeded")

@@ -19,10 +19,10 @@ def test_opening_a_hidden_or_ignored_file_follows_the_declared_choice(calls, pat
     response, request = calls.raw("open_file", {"repo": "docs", "path": path})
     with Findings() as findings:
         if declared == "allow":
-            findings.check(called_ok(response), "RT-OPEN-001", "declared open_hidden: allow, but the call failed",
+            findings.check(called_ok(response), "declared open_hidden: allow, but the call failed",
                            request=request)
         elif declared == "refuse":
-            findings.check(not called_ok(response), "RT-OPEN-001", "declared open_hidden: refuse, but the file "
+            findings.check(not called_ok(response), "declared open_hidden: refuse, but the file "
                            "was served", request=request)
 
 
@@ -32,10 +32,10 @@ def test_an_unknown_argument_follows_the_declared_choice(calls):
     response, request = calls.raw("open_file", {"repo": "docs", "path": "README.md", "rc_unknown_option": True})
     with Findings() as findings:
         if declared == "ignore":
-            findings.check(called_ok(response), "RT-ENV-002", "declared unknown_arguments: ignore, but the call "
+            findings.check(called_ok(response), "declared unknown_arguments: ignore, but the call "
                            "failed", request=request)
         elif declared == "refuse":
-            findings.check(not called_ok(response), "RT-ENV-002", "declared unknown_arguments: refuse, but the "
+            findings.check(not called_ok(response), "declared unknown_arguments: refuse, but the "
                            "call succeeded", request=request)
         if not called_ok(response):
-            structured_error(response, calls.profile, "RT-ENV-002", "an unknown argument", request=request)
+            structured_error(response, calls.profile, "an unknown argument", request=request)

@@ -11,7 +11,7 @@ from contract_tests import contracts
 from contract_tests.checks import called_ok, error_code, json_pointer, structured_error
 from contract_tests.harness.roots import NEEDLE_COMMON
 from contract_tests.retrieval_tools.common import Calls, Findings, profiles_mark
-from contract_tests.verdicts import esc, judged_elsewhere
+from contract_tests.verdicts import esc, judged_elsewhere, own
 
 pytestmark = [profiles_mark, pytest.mark.integration]
 
@@ -23,24 +23,24 @@ def test_an_invalid_repo_is_repo_invalid(calls, tool, repo):
     args = {"search": {"query": NEEDLE_COMMON, "repo": repo}, "open_file": {"repo": repo, "path": "README.md"},
             "get_snippet": {"repo": repo, "path": "README.md", "start_line": 1, "end_line": 1},
             "list_dir": {"repo": repo}}[tool]
-    code, _doc, request = calls.error(tool, args, "RT-ERR-002", f"{tool} repo={repo!r}")
+    code, _doc, request = calls.error(tool, args, f"{tool} repo={repo!r}", req="RT-ERR-002")
     with Findings() as findings:
-        findings.check(code == "REPO_INVALID", "RT-ERR-002", f"code {esc(code)}, not REPO_INVALID", request=request)
+        findings.check(code == "REPO_INVALID", f"code {esc(code)}, not REPO_INVALID", req="RT-ERR-002", request=request)
 
 
 @pytest.mark.req("RT-ERR-002", "RT-ENV-002")
 @pytest.mark.parametrize("tool", ["open_file", "get_snippet", "list_dir"])
 def test_both_is_not_a_repo_for_the_file_tools(calls, tool):
     args = {"repo": "both", "path": "README.md"} | ({"start_line": 1, "end_line": 1} if tool == "get_snippet" else {})
-    code, _doc, request = calls.error(tool, args, "RT-ERR-002", f"{tool} repo=both")
+    code, _doc, request = calls.error(tool, args, f"{tool} repo=both", req="RT-ERR-002")
     with Findings() as findings:
-        findings.check(code == "REPO_INVALID", "RT-ERR-002", f"code {esc(code)}, not REPO_INVALID", request=request)
+        findings.check(code == "REPO_INVALID", f"code {esc(code)}, not REPO_INVALID", req="RT-ERR-002", request=request)
 
 
 @pytest.mark.req("RT-ERR-003", "RT-ENV-002")
 @pytest.mark.parametrize("args", [{"query": ""}, {"query": NEEDLE_COMMON, "limit": 0}], ids=["empty-query", "limit-0"])
 def test_an_empty_query_or_a_zero_limit_is_a_structured_error(calls, args):
-    calls.error("search", {"repo": "both", **args}, "RT-ERR-003", f"search {args}")
+    calls.error("search", {"repo": "both", **args}, f"search {args}", req="RT-ERR-003")
 
 
 # The requirement whose check reports a failure-class call that succeeded (it forbids the call).
@@ -69,7 +69,7 @@ def _class_codes(profile, calls_for, fixture, findings) -> dict[str, dict[str, t
                     judged_elsewhere(request)  # outside content in its answer is the path sweep's finding
                 continue  # no error to judge: the requirement that forbids the call reports it
             try:
-                document = structured_error(response, profile, "RT-ENV-002", label, request=request)
+                document = structured_error(response, profile, label, req="RT-ENV-002", request=request)
             except Exception as exc:  # noqa: BLE001 - a malformed error is one finding, the sweep goes on
                 findings.items.extend(getattr(exc, "findings", []))
                 continue
@@ -79,11 +79,11 @@ def _class_codes(profile, calls_for, fixture, findings) -> dict[str, dict[str, t
                 try:
                     reason = json_pointer(document, reason_field)
                 except KeyError:
-                    findings.fail("RT-ERR-004", f"{label}: the declared reason field {reason_field} is missing",
+                    findings.fail(f"{label}: the declared reason field {reason_field} is missing", req="RT-ERR-004",
                                   request=request)
             out.setdefault(klass["id"], {})[label] = (code, reason, request)
         if klass["id"] not in out:
-            findings.block("RT-ERR-001", f"class {klass['id']}: no case failed, so its code was not seen",
+            findings.block(f"class {klass['id']}: no case failed, so its code was not seen", req="RT-ERR-001",
                            by=FORBIDDEN_BY.get(klass["id"], "the calls succeeded"))
     return out
 
@@ -107,7 +107,7 @@ def test_each_failure_class_gives_one_stable_code_and_the_reasons_differ(server,
     declared = contracts.DECLARATION.get("error_codes", {})
     with Findings() as findings:
         if prefix is None:
-            findings.items.append(_blocked("RT-ERR-004", f"the unreadable reason was not checked: {why}"))
+            findings.items.append(_blocked(f"the unreadable reason was not checked: {why}", req="RT-ERR-004"))
         seen = _class_codes(profile, lambda k: by_server[bool(k.get("unprivileged"))], traps, findings)
         for klass in profile.data["failure_classes"]:
             cases = seen.get(klass["id"], {})
@@ -116,12 +116,14 @@ def test_each_failure_class_gives_one_stable_code_and_the_reasons_differ(server,
             want = [want] if isinstance(want, str) else list(want or [])  # a declaration may list several
             if want:
                 for label, (code, _reason, request) in cases.items():
-                    findings.check(code in want, "RT-ERR-002" if klass.get("code") else "RT-ERR-001",
+                    findings.check(code in want,
                                    f"{label}: code {esc(code)}, {'fixed' if klass.get('code') else 'declared'} "
-                                   f"{' or '.join(want)}", request=request)
+                                   f"{' or '.join(want)}", req="RT-ERR-002" if klass.get("code") else "RT-ERR-001",
+                                   request=request)
             else:
-                findings.check(len(codes) <= 1, "RT-ERR-001", f"class {klass['id']} gave {len(codes)} codes: "
-                               + "; ".join(f"{esc(c)} for {label}" for label, (c, _r, _q) in list(cases.items())[:4]))
+                findings.check(len(codes) <= 1, f"class {klass['id']} gave {len(codes)} codes: "
+                               + "; ".join(f"{esc(c)} for {label}" for label, (c, _r, _q) in list(cases.items())[:4]),
+                               req="RT-ERR-001")
         reasons: dict[str, set] = {}
         for klass in profile.data["failure_classes"]:
             if klass.get("reason"):
@@ -130,12 +132,13 @@ def test_each_failure_class_gives_one_stable_code_and_the_reasons_differ(server,
         for i, a in enumerate(names_):
             for b in names_[i + 1:]:
                 shared = reasons[a] & reasons[b]
-                findings.check(not shared, "RT-ERR-004", f"{a} and {b} attempts give the same "
+                findings.check(not shared, f"{a} and {b} attempts give the same "
                                f"{'reason' if contracts.DECLARATION.get('reason_field') else 'code'} {esc(sorted(shared))}; "
-                               "the error must tell the reasons apart")
+                               "the error must tell the reasons apart", req="RT-ERR-004")
 
 
-def _blocked(req, message):
+def _blocked(message, *, req: str | None = None):
+    req = own(req)
     from contract_tests.verdicts import Finding
     return Finding(req, message, kind="blocked")
 

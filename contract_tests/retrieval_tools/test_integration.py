@@ -14,7 +14,7 @@ from contract_tests.checks import called_ok
 from contract_tests.harness.roots import NEEDLE_BINARY, NEEDLE_COMMON, NEEDLE_HIDDEN, NEEDLE_MANY, REPOS
 from contract_tests.retrieval_tools.common import Calls, Findings, choice, profiles_mark
 from contract_tests.names import find_value
-from contract_tests.verdicts import esc
+from contract_tests.verdicts import esc, own
 
 pytestmark = [profiles_mark, pytest.mark.integration]
 
@@ -62,12 +62,11 @@ def as_file_lines(got: list[tuple[int, str]], spec) -> list[tuple[int, str]]:
 @pytest.mark.req("RT-SRCH-001")
 def test_search_orders_by_repo_then_path_then_line(calls, fixture_roots):
     """Paths by code point or case-insensitively: the seed says lexicographic, not which."""
-    got = _without_nested(fixture_roots, _pairs(calls.matches({"query": NEEDLE_COMMON, "repo": "both"},
-                                                              "RT-SRCH-001")))
+    got = _without_nested(fixture_roots, _pairs(calls.matches({"query": NEEDLE_COMMON, "repo": "both"})))
     wants = {name: _expected(fixture_roots, NEEDLE_COMMON, order=key, nested=False)
              for name, key in PATH_ORDERS.items()}
     with Findings() as findings:
-        findings.check(got in wants.values(), "RT-SRCH-001", "in no lexicographic path order (code point or "
+        findings.check(got in wants.values(), "in no lexicographic path order (code point or "
                        "case-insensitive); by code point, " + _first_difference(got, wants["code point"]))
 
 
@@ -86,18 +85,18 @@ def test_each_match_carries_path_line_and_a_preview_of_its_line(calls, fixture_r
     from contract_tests.contracts import validator
     match_schema = validator(profile.data["schemas"]["match"])
     with Findings() as findings:
-        for match in calls.matches({"query": NEEDLE_COMMON, "repo": "both"}, "RT-SRCH-002"):
+        for match in calls.matches({"query": NEEDLE_COMMON, "repo": "both"}):
             errors = schema_errors(match_schema, match)
-            if not findings.check(not errors, "RT-SRCH-002", f"a match lacks path, line or preview: {errors[:2]}"):
+            if not findings.check(not errors, f"a match lacks path, line or preview: {errors[:2]}"):
                 continue
             text = lines.get(match["path"], [])
             where = f"{match['path']}:{match['line']}"
-            if not findings.check(0 < match["line"] <= len(text), "RT-SRCH-002", f"{esc(where)}: no such line"):
+            if not findings.check(0 < match["line"] <= len(text), f"{esc(where)}: no such line"):
                 continue
             line = text[match["line"] - 1]
-            findings.check(NEEDLE_COMMON in match["preview"], "RT-SRCH-002", f"{esc(where)}: the preview does not "
+            findings.check(NEEDLE_COMMON in match["preview"], f"{esc(where)}: the preview does not "
                            "show the match")
-            findings.check(_preview_from(match["preview"], line), "RT-SRCH-002",
+            findings.check(_preview_from(match["preview"], line),
                            f"{esc(where)}: the preview is not taken from the matching line")
 
 
@@ -111,20 +110,20 @@ def test_the_default_limit_is_200_and_truncated_says_when_matches_were_cut(calls
     want = _expected(fixture_roots, NEEDLE_MANY)
     assert len(want) > default, "the fixture must hold more matches than the default limit"
     with Findings() as findings:
-        full = calls.ok("search", {"query": NEEDLE_MANY, "repo": "both"}, "RT-SRCH-003")
-        got = _pairs(calls.matches({"query": NEEDLE_MANY, "repo": "both"}, "RT-SRCH-003"))
-        findings.check(len(got) == default, "RT-SRCH-003", f"without a limit: {len(got)} matches, not {default}")
-        findings.check(_truncated(full) is True, "RT-SRCH-003", "without a limit the matches were cut but "
+        full = calls.ok("search", {"query": NEEDLE_MANY, "repo": "both"})
+        got = _pairs(calls.matches({"query": NEEDLE_MANY, "repo": "both"}))
+        findings.check(len(got) == default, f"without a limit: {len(got)} matches, not {default}")
+        findings.check(_truncated(full) is True, "without a limit the matches were cut but "
                        f"meta.truncated is {_truncated(full)!r}")
-        few = calls.ok("search", {"query": NEEDLE_MANY, "repo": "both", "limit": 7}, "RT-SRCH-003")
-        got = _pairs(calls.matches({"query": NEEDLE_MANY, "repo": "both", "limit": 7}, "RT-SRCH-003"))
-        findings.check(got == want[:7], "RT-SRCH-003", f"limit 7: not the first 7 matches ({len(got)} came)")
-        findings.check(_truncated(few) is True, "RT-SRCH-003", f"limit 7 cut the matches but meta.truncated is "
+        few = calls.ok("search", {"query": NEEDLE_MANY, "repo": "both", "limit": 7})
+        got = _pairs(calls.matches({"query": NEEDLE_MANY, "repo": "both", "limit": 7}))
+        findings.check(got == want[:7], f"limit 7: not the first 7 matches ({len(got)} came)")
+        findings.check(_truncated(few) is True, f"limit 7 cut the matches but meta.truncated is "
                        f"{_truncated(few)!r}")
         # A limit above the match count (not equal to it: a server may flag `truncated` when the
         # limit is reached, not knowing whether more would follow; the seed does not say).
-        roomy = calls.ok("search", {"query": NEEDLE_MANY, "repo": "both", "limit": len(want) + 1}, "RT-SRCH-003")
-        findings.check(_truncated(roomy) is False, "RT-SRCH-003", f"a limit above the {len(want)} matches cut "
+        roomy = calls.ok("search", {"query": NEEDLE_MANY, "repo": "both", "limit": len(want) + 1})
+        findings.check(_truncated(roomy) is False, f"a limit above the {len(want)} matches cut "
                        f"nothing but meta.truncated is {_truncated(roomy)!r}")
 
 
@@ -132,18 +131,17 @@ def test_the_default_limit_is_200_and_truncated_says_when_matches_were_cut(calls
 @pytest.mark.parametrize("repo", ["docs", "code", "both"])
 def test_repo_selects_which_roots_are_searched(calls, fixture_roots, repo):
     """Which matches come back, in whatever order (the order is RT-SRCH-001's)."""
-    got = sorted(_without_nested(fixture_roots, _pairs(calls.matches({"query": NEEDLE_COMMON, "repo": repo},
-                                                                     "RT-SRCH-004"))), key=str)
+    got = sorted(_without_nested(fixture_roots, _pairs(calls.matches({"query": NEEDLE_COMMON, "repo": repo}))), key=str)
     want = sorted(_expected(fixture_roots, NEEDLE_COMMON, repo, nested=False), key=str)
     with Findings() as findings:
-        findings.check(got == want, "RT-SRCH-004", f"repo={repo} (sorted): " + _first_difference(got, want))
+        findings.check(got == want, f"repo={repo} (sorted): " + _first_difference(got, want))
 
 
 @pytest.mark.req("RT-SRCH-006")
 def test_search_skips_binary_files(calls):
-    got = _pairs(calls.matches({"query": NEEDLE_BINARY, "repo": "both"}, "RT-SRCH-006"))
+    got = _pairs(calls.matches({"query": NEEDLE_BINARY, "repo": "both"}))
     with Findings() as findings:
-        findings.check(got == [], "RT-SRCH-006", f"binary files matched: {esc(got[:3])}")
+        findings.check(got == [], f"binary files matched: {esc(got[:3])}")
 
 
 @pytest.mark.req("RT-SRCH-009")
@@ -155,12 +153,12 @@ def test_search_answers_on_roots_that_hold_symlinks(servers, fixture_roots, name
     srv = servers.start(twin)
     srv.initialize()
     try:
-        got = set(_pairs(Calls(srv, names, profile).matches({"query": NEEDLE_COMMON, "repo": "both"}, "RT-SRCH-009")))
+        got = set(_pairs(Calls(srv, names, profile).matches({"query": NEEDLE_COMMON, "repo": "both"})))
     finally:
         srv.close(timeout=3)
     missing = [m for m in _expected(twin, NEEDLE_COMMON, nested=False) if m not in got]
     with Findings() as findings:
-        findings.check(not missing, "RT-SRCH-009", f"the root's own matches are missing: {esc(missing[:3])}")
+        findings.check(not missing, f"the root's own matches are missing: {esc(missing[:3])}")
 
 
 # --- visibility ------------------------------------------------------------------------
@@ -171,46 +169,47 @@ SEARCH_VIS_REQ = {"hidden": "RT-VIS-003", "ignored": "RT-VIS-004", "nested": "RT
 
 @pytest.mark.req("RT-VIS-003", "RT-VIS-004")
 def test_search_never_matches_hidden_or_ignored_files(calls, fixture_roots):
-    got = calls.matches({"query": NEEDLE_HIDDEN, "repo": "both"}, "RT-VIS-003")
+    got = calls.matches({"query": NEEDLE_HIDDEN, "repo": "both"}, req="RT-VIS-003")
     with Findings() as findings:
         for match in got:
             repo = next((r for r in REPOS if any(f.repo == r and f.path == match.get("path")
                                                  for f in fixture_roots.files)), "docs")
             why = fixture_roots.why_invisible(repo, str(match.get("path")))
-            findings.fail(SEARCH_VIS_REQ.get(why, "RT-VIS-003"), f"search matched the {why or 'invisible'} file "
-                          f"{esc(match.get('path'))}")
+            findings.fail(f"search matched the {why or 'invisible'} file "
+                          f"{esc(match.get('path'))}", req=SEARCH_VIS_REQ.get(why, "RT-VIS-003"))
 
 
-def _listing_problems(findings, fixture, repo, directory, entries, req):
+def _listing_problems(findings, fixture, repo, directory, entries, *, req: str | None = None):
     """Entries a nested .gitignore decides on are accepted shown or not (RT-VIS-005 judges them).
     Each visibility rule is checked, whether or not it held."""
+    req = own(req)
     nested = fixture.nested_paths(repo)
     for why in ("hidden", "ignored"):
         vis_req = VIS_REQ[why]
         shown = [p for p in entries if fixture.why_invisible(repo, p) == why]
-        findings.check(not shown, vis_req, f"list_dir {repo}:{directory or '.'} shows the {why} "
-                       f"entr{'ies' if len(shown) > 1 else 'y'} {esc(shown[:5])}")
+        findings.check(not shown, f"list_dir {repo}:{directory or '.'} shows the {why} "
+                       f"entr{'ies' if len(shown) > 1 else 'y'} {esc(shown[:5])}", req=vis_req)
     prefix = f"{directory}/" if directory else ""
     want = sorted(prefix + name for name, _kind in fixture.visible_entries(repo, directory)
                   if prefix + name not in nested)
     got = sorted(p for p in entries if not fixture.why_invisible(repo, p) and p not in nested)
-    findings.check(got == want, req, f"list_dir {repo}:{directory or '.'} gave {esc(got)}, expected {esc(want)}")
+    findings.check(got == want, f"list_dir {repo}:{directory or '.'} gave {esc(got)}, expected {esc(want)}", req=req)
 
 
 @pytest.mark.req("RT-LIST-001", "RT-VIS-001", "RT-VIS-002")
 @pytest.mark.parametrize("repo", REPOS)
 def test_list_dir_without_a_path_lists_the_visible_top_level(calls, fixture_roots, repo):
-    entries = calls.entries({"repo": repo}, "RT-LIST-001")
+    entries = calls.entries({"repo": repo}, req="RT-LIST-001")
     with Findings() as findings:
-        _listing_problems(findings, fixture_roots, repo, "", entries, "RT-LIST-001")
+        _listing_problems(findings, fixture_roots, repo, "", entries, req="RT-LIST-001")
 
 
 @pytest.mark.req("RT-LIST-002", "RT-VIS-001", "RT-VIS-002")
 @pytest.mark.parametrize("repo,directory", [("docs", "guide"), ("docs", "api"), ("code", "src")])
 def test_list_dir_on_a_subdirectory_lists_only_its_visible_entries(calls, fixture_roots, repo, directory):
-    entries = calls.entries({"repo": repo, "path": directory}, "RT-LIST-002")
+    entries = calls.entries({"repo": repo, "path": directory}, req="RT-LIST-002")
     with Findings() as findings:
-        _listing_problems(findings, fixture_roots, repo, directory, entries, "RT-LIST-002")
+        _listing_problems(findings, fixture_roots, repo, directory, entries, req="RT-LIST-002")
 
 
 @pytest.mark.parametrize("repo,directory,why", [
@@ -225,24 +224,24 @@ def test_listing_a_hidden_or_ignored_directory_shows_none_of_its_contents(calls,
             return
         from contract_tests.checks import tool_output
         from contract_tests.names import entry_paths, find_list
-        found = find_list(calls.profile, "list_dir.entries", tool_output(response, VIS_REQ[why]))
+        found = find_list(calls.profile, "list_dir.entries", tool_output(response, req=VIS_REQ[why]))
         paths = entry_paths(found or []) or []
-        findings.check(not paths, VIS_REQ[why], f"listing the {why} directory {directory} shows {esc(paths[:3])}",
+        findings.check(not paths, f"listing the {why} directory {directory} shows {esc(paths[:3])}", req=VIS_REQ[why],
                        request=request)
 
 
 @pytest.mark.req("RT-VIS-005")
 def test_a_nested_gitignore_applies_with_its_negation(calls, fixture_roots):
     """guide/.gitignore ignores draft-*.md and re-includes draft-keep.md, as git reads it."""
-    entries = calls.entries({"repo": "docs", "path": "guide"}, "RT-VIS-005")
-    matches = {path for path, _line in _pairs(calls.matches({"query": NEEDLE_COMMON, "repo": "docs"}, "RT-VIS-005"))}
+    entries = calls.entries({"repo": "docs", "path": "guide"})
+    matches = {path for path, _line in _pairs(calls.matches({"query": NEEDLE_COMMON, "repo": "docs"}))}
     with Findings() as findings:
         for spec in (f for f in fixture_roots.files if f.nested):
             listed = spec.path in entries
-            findings.check(listed == spec.visible, "RT-VIS-005", f"list_dir docs:guide {'omits' if spec.visible else 'shows'} "
+            findings.check(listed == spec.visible, f"list_dir docs:guide {'omits' if spec.visible else 'shows'} "
                            f"{esc(spec.path)}, which git {'re-includes' if spec.visible else 'ignores'} by guide/.gitignore")
             if spec.visible and NEEDLE_COMMON in spec.data.decode("utf-8"):
-                findings.check(spec.path in matches, "RT-VIS-005", f"search misses {esc(spec.path)}, which "
+                findings.check(spec.path in matches, f"search misses {esc(spec.path)}, which "
                                "guide/.gitignore re-includes")
 
 
@@ -253,11 +252,11 @@ def test_a_nested_gitignore_applies_with_its_negation(calls, fixture_roots):
                                        ("docs", "empty.md"), ("code", "src/main.py")])
 def test_open_file_returns_every_line_numbered(calls, fixture_roots, repo, path):
     spec = next(f for f in fixture_roots.files if (f.repo, f.path) == (repo, path))
-    got = calls.lines("open_file", {"repo": repo, "path": path}, "RT-OPEN-001")
+    got = calls.lines("open_file", {"repo": repo, "path": path})
     want = list(enumerate(spec.lines(), 1))
     got = as_file_lines(got, spec)
     with Findings() as findings:
-        findings.check(got == want, "RT-OPEN-001", f"{repo}:{path}: " + _first_difference(got, want))
+        findings.check(got == want, f"{repo}:{path}: " + _first_difference(got, want))
 
 
 @pytest.mark.req("RT-OPEN-002", "RT-ENV-002")
@@ -266,20 +265,19 @@ def test_opening_a_binary_file_is_a_structured_error(calls, repo, path):
     if choice("open_binary") == "result":
         response, request = calls.raw("open_file", {"repo": repo, "path": path})
         with Findings() as findings:
-            findings.check(called_ok(response), "RT-OPEN-002", "declared open_binary: result, but the call failed",
+            findings.check(called_ok(response), "declared open_binary: result, but the call failed", req="RT-OPEN-002",
                            request=request)
         return
-    calls.error("open_file", {"repo": repo, "path": path}, "RT-OPEN-002", "opening a binary file")
+    calls.error("open_file", {"repo": repo, "path": path}, "opening a binary file", req="RT-OPEN-002")
 
 
 @pytest.mark.req("RT-SNIP-001")
 @pytest.mark.parametrize("start,end", [(1, 1), (3, 7), (30, 30)])
 def test_get_snippet_returns_exactly_the_range(calls, start, end):
-    got = calls.lines("get_snippet", {"repo": "docs", "path": "lines.md", "start_line": start, "end_line": end},
-                      "RT-SNIP-001")
+    got = calls.lines("get_snippet", {"repo": "docs", "path": "lines.md", "start_line": start, "end_line": end})
     want = [(i, f"line {i}") for i in range(start, end + 1)]
     with Findings() as findings:
-        findings.check(got == want, "RT-SNIP-001", f"range {start}-{end}: " + _first_difference(got, want))
+        findings.check(got == want, f"range {start}-{end}: " + _first_difference(got, want))
 
 
 @pytest.mark.req("RT-SNIP-002")
@@ -287,15 +285,15 @@ def test_get_snippet_clamps_to_the_end_of_the_file(calls):
     """The lines stop at the last line; where the server reports the snippet's end line (the
     seed's "start/end line numbers"), it is the clamped one."""
     args = {"repo": "docs", "path": "lines.md", "start_line": 28, "end_line": 500}
-    got = calls.lines("get_snippet", args, "RT-SNIP-002")
-    end = find_value(calls.profile, "get_snippet.end", calls.ok("get_snippet", args, "RT-SNIP-002"))
+    got = calls.lines("get_snippet", args)
+    end = find_value(calls.profile, "get_snippet.end", calls.ok("get_snippet", args))
     # lines.md has 30 lines ending in a newline; a server that counts an empty line 31 after it
     # clamps to 31 (the seed does not say how lines are counted).
     last = 31 if got[-1:] == [(31, "")] else 30
     with Findings() as findings:
-        findings.check([n for n, _t in got] == list(range(28, last + 1)), "RT-SNIP-002", f"lines "
+        findings.check([n for n, _t in got] == list(range(28, last + 1)), f"lines "
                        f"{[n for n, _t in got]}, expected 28-30")
-        findings.check(end is None or end == last, "RT-SNIP-002", f"the snippet reports end line {esc(end)}, not "
+        findings.check(end is None or end == last, f"the snippet reports end line {esc(end)}, not "
                        f"the clamped {last}")
 
 
@@ -303,7 +301,7 @@ def test_get_snippet_clamps_to_the_end_of_the_file(calls):
 @pytest.mark.parametrize("start,end", [(5, 4), (7, 1)])
 def test_get_snippet_rejects_an_end_before_the_start(calls, start, end):
     calls.error("get_snippet", {"repo": "docs", "path": "lines.md", "start_line": start, "end_line": end},
-                "RT-SNIP-003", f"range {start}-{end}")
+                f"range {start}-{end}", req="RT-SNIP-003")
 
 
 @pytest.mark.req("RT-SNIP-003", "RT-ENV-002")
@@ -312,13 +310,14 @@ def test_get_snippet_rejects_or_clamps_a_start_below_one(calls, start):
     response, request = calls.raw("get_snippet", {"repo": "docs", "path": "lines.md", "start_line": start,
                                                   "end_line": 3})
     if not called_ok(response):
-        calls.judge_error(response, "RT-SNIP-003", f"start {start}", request)
+        calls.judge_error(response, f"start {start}", request, req="RT-SNIP-003")
         return
     got = calls.lines("get_snippet", {"repo": "docs", "path": "lines.md", "start_line": start, "end_line": 3},
-                      "RT-SNIP-003")
+                      req="RT-SNIP-003")
     with Findings() as findings:
-        findings.check([n for n, _t in got] == [1, 2, 3], "RT-SNIP-003", f"start {start} was served as lines "
-                       f"{[n for n, _t in got]}, neither rejected nor clamped to 1-3", request=request)
+        findings.check([n for n, _t in got] == [1, 2, 3], f"start {start} was served as lines "
+                       f"{[n for n, _t in got]}, neither rejected nor clamped to 1-3", req="RT-SNIP-003",
+                       request=request)
 
 
 @pytest.mark.req("RT-SRCH-008")
@@ -329,13 +328,13 @@ def test_search_skips_entries_it_cannot_read(servers, fixture_roots, names, prof
     srv = servers.start(locked, unprivileged=True)
     srv.initialize()
     try:
-        got = _pairs(Calls(srv, names, profile).matches({"query": NEEDLE_COMMON, "repo": "docs"}, "RT-SRCH-008"))
+        got = _pairs(Calls(srv, names, profile).matches({"query": NEEDLE_COMMON, "repo": "docs"}))
     finally:
         srv.close(timeout=3)
     got = sorted(_without_nested(locked, got), key=str)
     want = sorted(_expected(locked, NEEDLE_COMMON, "docs", nested=False), key=str)
     with Findings() as findings:
-        findings.check(got == want, "RT-SRCH-008", "(sorted) " + _first_difference(got, want))
+        findings.check(got == want, "(sorted) " + _first_difference(got, want))
 
 
 # --- start-up (the refusals: test_startup.py) ------------------------------------------
@@ -351,26 +350,27 @@ def test_a_relative_or_trailing_slash_root_is_refused_or_served_alike(servers, f
     with Findings() as findings:
         if "result" not in response:
             srv.close(timeout=3)
-            findings.check(choice("relative_roots") != "serve", "RT-CFG-005",
+            findings.check(choice("relative_roots") != "serve",
                            f"declared relative_roots: serve, but the server did not start with DOCS_ROOT={value}")
             return
         calls = Calls(srv, names, profile)
         try:
-            got = calls.lines("open_file", {"repo": "docs", "path": "README.md"}, "RT-CFG-005")
+            got = calls.lines("open_file", {"repo": "docs", "path": "README.md"})
             spec = next(f for f in fixture_roots.files if (f.repo, f.path) == ("docs", "README.md"))
-            findings.check(as_file_lines(got, spec) == list(enumerate(spec.lines(), 1)), "RT-CFG-005", "open_file README.md differs from "
+            findings.check(as_file_lines(got, spec) == list(enumerate(spec.lines(), 1)),
+                           "open_file README.md differs from "
                            f"the file with DOCS_ROOT={value}")
             # Which matches, in whatever order, nested-.gitignore files aside (RT-SRCH-001, RT-VIS-005).
             matches = sorted(_without_nested(fixture_roots, _pairs(calls.matches(
-                {"query": NEEDLE_COMMON, "repo": "docs"}, "RT-CFG-005"))), key=str)
+                {"query": NEEDLE_COMMON, "repo": "docs"}))), key=str)
             want = sorted(_expected(fixture_roots, NEEDLE_COMMON, "docs", nested=False), key=str)
-            findings.check(matches == want, "RT-CFG-005", f"search differs with DOCS_ROOT={value} (sorted): "
+            findings.check(matches == want, f"search differs with DOCS_ROOT={value} (sorted): "
                            + _first_difference(matches, want))
-            entries = calls.entries({"repo": "docs", "path": "guide"}, "RT-CFG-005")
-            findings.check(all(not Path(p).is_absolute() for p in entries), "RT-CFG-005",
+            entries = calls.entries({"repo": "docs", "path": "guide"})
+            findings.check(all(not Path(p).is_absolute() for p in entries),
                            f"list_dir gave absolute paths with DOCS_ROOT={value}")
             response, request = calls.raw("open_file", {"repo": "docs", "path": "../code/src/main.py"})
-            findings.check(not called_ok(response), "RT-CFG-005", f"a traversal into the other root succeeded with "
+            findings.check(not called_ok(response), f"a traversal into the other root succeeded with "
                            f"DOCS_ROOT={value}", request=request)
         finally:
             srv.close(timeout=3)

@@ -32,7 +32,7 @@ def test_a_path_cannot_reach_into_the_other_root(trap_calls, fixture_roots, tool
         for repo, path in paths:
             args = {"repo": repo, "path": path} | ({"start_line": 1, "end_line": 5} if tool == "get_snippet" else {})
             response, request = trap_calls.raw(tool, args)
-            findings.check(not called_ok(response), "RT-PATH-003", f"{repo}:{esc(path)} reached the other root",
+            findings.check(not called_ok(response), f"{repo}:{esc(path)} reached the other root",
                            case=f"{tool}:{repo}:{path}", request=request)
 
 
@@ -51,16 +51,16 @@ def test_search_never_returns_content_from_outside_the_roots(servers, fixture_ro
         srv.close(timeout=3)
     leaks = canaries.scan_lines([str(response)], twin.canaries, "results", ("outside",))
     with Findings() as findings:
-        findings.check(not leaks, "RT-PATH-004", f"search returned outside content: {leaks[0] if leaks else ''}",
+        findings.check(not leaks, f"search returned outside content: {leaks[0] if leaks else ''}",
                        request=request)
 
 
 @pytest.mark.req("RT-CFG-004")
 @pytest.mark.parametrize("spoil", ["DOCS_ROOT", "CODE_ROOT"])
-def test_a_start_up_error_never_lists_a_roots_contents(suite, fixture_roots, tmp_path, spoil):
-    proc = start_with_roots(suite, fixture_roots, tmp_path, spoil, str(tmp_path / "no-such-root"))
+def test_a_start_up_error_never_lists_a_roots_contents(servers, fixture_roots, tmp_path, spoil):
+    proc = start_with_roots(servers, fixture_roots, spoil, str(tmp_path / "no-such-root"))
     names = ["README.md", "guide", "api", "lines.md", "src", "main.py", "many.txt", "tests"]
     shown = [n for n in names if n in proc.stderr]
     with Findings() as findings:
-        findings.check(started(proc) is None, "RT-CFG-004", f"the server started with a missing root: {started(proc)}")
-        findings.check(not shown, "RT-CFG-004", f"the start-up error lists root contents: {shown}")
+        findings.check(started(proc) is None, f"the server started with a missing root: {started(proc)}")
+        findings.check(not shown, f"the start-up error lists root contents: {shown}")

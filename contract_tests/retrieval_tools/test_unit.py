@@ -18,4 +18,4 @@ pytestmark = [profiles_mark, pytest.mark.unit]
     ("list_dir", {"repo": "docs"}),
 ], ids=["search", "open_file", "get_snippet", "list_dir"])
 def test_every_success_is_the_shared_envelope(server, client, names, profile, tool, args):
-    Calls(server, names, profile).ok(tool, args, "RT-ENV-001")
+    Calls(server, names, profile).ok(tool, args)

@@ -16,11 +16,11 @@ BODY_CLASSES = ("body", "code")
 @pytest.mark.req("SSL-E2E-001")
 def test_a_client_lists_the_tool_and_gets_one_notes_body_free_section_candidates(client, profile):
     names = [t["name"] for t in client.list_tools()]
-    check(TOOL in names, "SSL-E2E-001", f"{TOOL} not listed")
-    out = tool_output(client.call_tool(TOOL, {"path": "notes/alpha.md"}), "SSL-E2E-001")
+    check(TOOL in names, f"{TOOL} not listed")
+    out = tool_output(client.call_tool(TOOL, {"path": "notes/alpha.md"}))
     errors = schema_errors(profile.output_validator(TOOL), out)
-    check(not errors, "SSL-E2E-001", f"output violates the allowlist: {errors[:3]}")
-    check(len(out["sections"]) >= 3, "SSL-E2E-001", f"expected the note's sections, got {len(out['sections'])}")
+    check(not errors, f"output violates the allowlist: {errors[:3]}")
+    check(len(out["sections"]) >= 3, f"expected the note's sections, got {len(out['sections'])}")
 
 
 @pytest.mark.req("SSL-E2E-002")
@@ -40,4 +40,4 @@ def test_no_flow_returns_section_bodies_or_snippets(servers, fixture_vault, clie
     finally:
         modern.close(timeout=3)
     leaks = canaries.scan_lines(lines, fixture_vault.canaries, "stdout", BODY_CLASSES)
-    check(not leaks, "SSL-E2E-002", f"a flow returned body text: {leaks[0] if leaks else ''}")
+    check(not leaks, f"a flow returned body text: {leaks[0] if leaks else ''}")

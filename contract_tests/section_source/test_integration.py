@@ -22,8 +22,8 @@ TRAVERSAL = "../outside/secret.md"
 @pytest.mark.req("SSL-OUT-005")
 @pytest.mark.parametrize("vector", VECTORS, ids=[v["id"] for v in VECTORS])
 def test_output_equals_the_golden_vector(client, profile, vector):
-    out = tool_output(client.call_tool(TOOL, {"path": vector["path"]}), "SSL-OUT-005")
-    check_vector(out, vector, profile.output_validator(TOOL), "SSL-OUT-005")
+    out = tool_output(client.call_tool(TOOL, {"path": vector["path"]}))
+    check_vector(out, vector, profile.output_validator(TOOL))
 
 
 PADDED = (" inbox/example.md ", "\tinbox/example.md\n")
@@ -39,25 +39,26 @@ def test_a_note_reached_by_another_spelling_reports_the_normalized_path(client, 
     trim = contracts.DECLARATION.get("trim_paths")
     with Findings() as findings:
         if not called_ok(response):
-            findings.check(not (trim is True and variant in PADDED), "SSL-OUT-006",
-                           "declared trim_paths: true, but the padded path failed", request=request)
+            findings.check(not (trim is True and variant in PADDED),
+                           "declared trim_paths: true, but the padded path failed", req="SSL-OUT-006", request=request)
             return
-        findings.check(not (trim is False and variant in PADDED), "SSL-OUT-006",
-                       "declared trim_paths: false, but the padded path was served", request=request)
-        out = tool_output(response, "SSL-OUT-006")
-        findings.check(out.get("path") == "inbox/example.md", "SSL-OUT-006",
-                       f"gave path {out.get('path')!r}, expected 'inbox/example.md'", request=request)
+        findings.check(not (trim is False and variant in PADDED),
+                       "declared trim_paths: false, but the padded path was served", req="SSL-OUT-006", request=request)
+        out = tool_output(response, req="SSL-OUT-006")
+        findings.check(out.get("path") == "inbox/example.md",
+                       f"gave path {out.get('path')!r}, expected 'inbox/example.md'", req="SSL-OUT-006",
+                       request=request)
 
 
 @pytest.mark.req("SSL-IN-001")
 def test_a_call_without_path_fails(server, client):
-    error_texts(server.call_tool(TOOL, {}), "SSL-IN-001", "arguments {}")
+    error_texts(server.call_tool(TOOL, {}), "arguments {}")
 
 
 @pytest.mark.req("SSL-IN-002")
 @pytest.mark.parametrize("value", [None, 42, 4.5, True, ["inbox/example.md"], {"path": "inbox/example.md"}])
 def test_a_call_whose_path_is_not_a_string_fails(server, client, value):
-    error_texts(server.call_tool(TOOL, {"path": value}), "SSL-IN-002", f"path={json.dumps(value)}")
+    error_texts(server.call_tool(TOOL, {"path": value}), f"path={json.dumps(value)}")
 
 
 @pytest.mark.req("SSL-ERR-006")
@@ -67,15 +68,15 @@ def test_a_missing_or_non_string_path_fails_with_runtime_error(server, client, p
     """The error's form; a call that succeeds is SSL-IN-001's or SSL-IN-002's finding."""
     response = server.call_tool(TOOL, arguments)
     if called_ok(response):
-        raise blocked("SSL-ERR-006", "the call succeeded: no error to judge",
+        raise blocked("the call succeeded: no error to judge",
                       by="SSL-IN-001" if not arguments else "SSL-IN-002")
-    structured_error(response, profile, "SSL-ERR-006", "a missing or non-string path",
+    structured_error(response, profile, "a missing or non-string path",
                      request=describe_call(TOOL, arguments))
 
 
 @pytest.mark.req("SSL-ERR-001")
 def test_a_missing_note_fails_with_runtime_error(server, client, profile):
-    structured_error(server.call_tool(TOOL, {"path": MISSING}), profile, "SSL-ERR-001", "missing note",
+    structured_error(server.call_tool(TOOL, {"path": MISSING}), profile, "missing note",
                      request=describe_call(TOOL, {"path": MISSING}))
 
 
@@ -85,8 +86,8 @@ def test_a_traversal_path_fails_with_runtime_error(server, client, profile, path
     """The error's form; a traversal that succeeds is SSL-IN-005's finding (the path sweep)."""
     response = server.call_tool(TOOL, {"path": path})
     if called_ok(response):
-        raise blocked("SSL-ERR-002", "the traversal succeeded: no error to judge", by="SSL-IN-005")
-    structured_error(response, profile, "SSL-ERR-002", "traversal path", request=describe_call(TOOL, {"path": path}))
+        raise blocked("the traversal succeeded: no error to judge", by="SSL-IN-005")
+    structured_error(response, profile, "traversal path", request=describe_call(TOOL, {"path": path}))
 
 
 def _failure(response):
@@ -121,10 +122,10 @@ def test_missing_and_traversal_errors_reveal_no_more_than_the_adjacent_tools(ser
         for name in adjacent:
             theirs = {p: _failure(server.call_tool(name, {"path": p})) for p in paths}
             for path in paths:
-                findings.check(theirs[path][:2] == ours[path][:2], "SSL-ERR-003", f"{name} and {TOOL} fail "
+                findings.check(theirs[path][:2] == ours[path][:2], f"{name} and {TOOL} fail "
                                f"differently (kind, code): {theirs[path][:2]} vs {ours[path][:2]}", case=path)
             told_apart = [(a, b) for a in paths for b in paths
                           if theirs[a][2] == theirs[b][2] and ours[a][2] != ours[b][2]]
             for a, b in told_apart[:1]:
-                findings.fail("SSL-ERR-003", f"{TOOL} tells apart two paths that {name} does not "
+                findings.fail(f"{TOOL} tells apart two paths that {name} does not "
                               f"(messages {short(ours[a][2], 60)} vs {short(ours[b][2], 60)})")

@@ -25,10 +25,10 @@ needs_inotify = pytest.mark.skipif(not fsevents.available(), reason="needs Linux
 def test_one_call_opens_the_requested_note_only(server, client, fixture_vault, path):
     target = Path(os.path.realpath(fixture_vault.vault / path))
     with fsevents.OpenWatcher(fixture_vault.root) as watcher:
-        tool_output(client.call_tool(TOOL, {"path": path}), "SSL-PERF-001")
+        tool_output(client.call_tool(TOOL, {"path": path}))
         opened = watcher.opened()
     others = sorted(str(p.relative_to(fixture_vault.root)) for p in opened if p != target)
-    check(not others, "SSL-PERF-001", f"reading {path} also opened {len(others)} other entries: {others[:5]}")
+    check(not others, f"reading {path} also opened {len(others)} other entries: {others[:5]}")
 
 
 def _vault_of(base: Path, notes: int) -> Fixture:
@@ -66,7 +66,7 @@ def test_call_time_does_not_grow_with_the_vault(servers, fixture_vault, profile,
     try:
         for srv in pair:
             srv.initialize()
-            tool_output(srv.call_tool(TOOL, {"path": "target.md"}), "SSL-PERF-002")
+            tool_output(srv.call_tool(TOOL, {"path": "target.md"}))
             for _ in range(20):  # warm-up
                 _call_ms(srv)
         for _ in range(3):
@@ -82,5 +82,5 @@ def test_call_time_does_not_grow_with_the_vault(servers, fixture_vault, profile,
         for srv in pair:
             srv.close(timeout=3)
     seen = "; ".join(f"{large:.2f} ms vs {small:.2f} ms" for small, large in attempts)
-    fail("SSL-PERF-002", f"median call on 20,000 notes vs on 10, in each of {len(attempts)} interleaved "
+    fail(f"median call on 20,000 notes vs on 10, in each of {len(attempts)} interleaved "
          f"measurements: {seen} (limit {ratio}x + 1 ms)")

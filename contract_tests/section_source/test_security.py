@@ -29,7 +29,7 @@ def test_malformed_or_extra_arguments_are_refused(server, client):
             if not findings.wants(entry["id"]):
                 continue
             response = server.call_tool(TOOL, entry["arguments"])
-            findings.check(not_a_failure(response) is None, "SSL-IN-003", f"expected a failure, got {not_a_failure(response)}",
+            findings.check(not_a_failure(response) is None, f"expected a failure, got {not_a_failure(response)}",
                            case=entry["id"], request=describe_call(TOOL, entry["arguments"]))
 
 
@@ -48,12 +48,12 @@ def test_errors_carry_no_content_frontmatter_or_absolute_paths(server, client, f
             if not_a_failure(response):
                 continue
             request = describe_call(TOOL, {"path": path})
-            for text in error_texts(response, "SSL-ERR-004", "error"):
+            for text in error_texts(response, "error"):
                 for pid, pattern in _value_patterns():
-                    findings.check(not pattern.search(text), "SSL-ERR-004",
-                                   f"an error message matches {pid}: {short(text, 80)}", request=request)
+                    findings.check(not pattern.search(text), f"an error message matches {pid}: {short(text, 80)}",
+                                   request=request)
                 leaks = canaries.scan_text(text, fixture_vault.canaries, "error", classes)
-                findings.check(not leaks, "SSL-ERR-004", f"an error carries private content: {leaks[0] if leaks else ''}",
+                findings.check(not leaks, f"an error carries private content: {leaks[0] if leaks else ''}",
                                request=request)
 
 
@@ -62,7 +62,7 @@ def every_output(client, fixture_vault, profile):
     outputs = []
     for name in body_free_tools(client, profile):
         for path in fixture_vault.notes:
-            outputs.append((name, path, tool_output(client.call_tool(name, {"path": path}), "SSL-OUT-007")))
+            outputs.append((name, path, tool_output(client.call_tool(name, {"path": path}), req="SSL-OUT-007")))
     return outputs
 
 
@@ -72,10 +72,10 @@ def test_no_excluded_field_appears_in_any_result(every_output, profile):
     with Findings() as findings:
         for name, path, out in every_output:
             keys = keys_of(out) & banned
-            findings.check(not keys, "SSL-OUT-007", f"{name} returned excluded fields {sorted(keys)}", case=path)
+            findings.check(not keys, f"{name} returned excluded fields {sorted(keys)}", case=path)
             if name in profile.data["schemas"]["outputs"]:
                 errors = schema_errors(profile.output_validator(name), out)
-                findings.check(not errors, "SSL-OUT-007", f"{name} violates its allowlist: {errors[:2]}", case=path)
+                findings.check(not errors, f"{name} violates its allowlist: {errors[:2]}", case=path)
 
 
 def _non_heading_strings(out) -> list[str]:
@@ -88,9 +88,9 @@ def test_no_resource_uri_appears_in_any_output(every_output):
     with Findings() as findings:
         for name, path, out in every_output:
             keys = keys_of(out) & {"uri", "resource_uri", "resourceUri"}
-            findings.check(not keys, "SSL-RES-002", f"{name} has URI fields {sorted(keys)}", case=path)
+            findings.check(not keys, f"{name} has URI fields {sorted(keys)}", case=path)
             for text in _non_heading_strings(out):
-                findings.check(not uri.search(text), "SSL-RES-002", f"{name} returns a URI: {short(text, 60)}",
+                findings.check(not uri.search(text), f"{name} returns a URI: {short(text, 60)}",
                                case=path)
 
 
@@ -115,10 +115,10 @@ def test_generated_markdown_gives_allowlisted_body_free_output(client, fixture_v
     def probe(blocks):
         path = f"generated/note-{next(counter)}.md"
         fixture_vault.write(path, "\n\n".join(blocks).replace("{body}", token) + "\n")
-        out = tool_output(client.call_tool(TOOL, {"path": path}), "SSL-SEC-005")
+        out = tool_output(client.call_tool(TOOL, {"path": path}))
         with Findings() as findings:
             errors = schema_errors(validator, out)
-            findings.check(not errors, "SSL-SEC-005", f"output violates the allowlist: {errors[:2]}", case=path)
-            findings.check(token not in json.dumps(out).lower(), "SSL-SEC-005", "body text in output", case=path)
+            findings.check(not errors, f"output violates the allowlist: {errors[:2]}", case=path)
+            findings.check(token not in json.dumps(out).lower(), "body text in output", case=path)
 
     probe()

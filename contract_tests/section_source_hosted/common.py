@@ -16,6 +16,7 @@ from contract_tests.harness.http import HttpServer
 from contract_tests.harness.oracles import seed_normalize  # noqa: F401
 from contract_tests.harness.upstream import RecordedRequest, read_path  # noqa: F401
 from contract_tests.section_source_hosted import PROFILES
+from contract_tests.verdicts import own
 
 TOOL = "get_section_source"
 PROFILE, = PROFILES  # the folder's one profile
@@ -105,7 +106,7 @@ def open_session(servers, server, fixture, token: str | None = None, *, req: str
         conn.close()
         if may_refuse and refused(response):
             return None
-        fail(req, f"a session with a valid token was not initialized: {short(response.get('error'))}")
+        fail(f"a session with a valid token was not initialized: {short(response.get('error'))}", req=req)
     return conn
 
 
@@ -144,14 +145,16 @@ def error_message(response: dict[str, Any]) -> str | None:
     return None
 
 
-def no_probe_in(response: dict[str, Any], probes: dict[str, str], req: str, what: str) -> None:
+def no_probe_in(response: dict[str, Any], probes: dict[str, str], what: str, *, req: str | None = None) -> None:
+    req = own(req)
     texts = [t.lower() for t in canaries.strings(response)]
     for name, probe in probes.items():
         if probe and any(probe.lower() in t for t in texts):
-            fail(req, f"{what}: the response carries the {name}")
+            fail(f"{what}: the response carries the {name}", req=req)
 
 
-def one_read(requests: list[RecordedRequest], req: str, what: str) -> RecordedRequest:
-    check(len(requests) == 1, req, f"{what}: expected exactly one upstream request, got {len(requests)}: "
-          f"{[f'{r.method} {r.path}' for r in requests][:4]}")
+def one_read(requests: list[RecordedRequest], what: str, *, req: str | None = None) -> RecordedRequest:
+    req = own(req)
+    check(len(requests) == 1, f"{what}: expected exactly one upstream request, got {len(requests)}: "
+          f"{[f'{r.method} {r.path}' for r in requests][:4]}", req=req)
     return requests[0]

@@ -34,7 +34,7 @@ def _session_flow(servers, server, fx, profile):
 def test_only_gets_ever_reach_the_canister(server, client, servers, contract_fixture, profile):
     _, requests = capture(contract_fixture, lambda: _session_flow(servers, server, contract_fixture, profile))
     writes = sorted({f"{r.method} {r.path[:40]}" for r in requests if r.method != "GET"})
-    check(not writes, "SSH-DI-001", f"requests other than GET reached the canister: {writes[:4]}")
+    check(not writes, f"requests other than GET reached the canister: {writes[:4]}")
 
 
 @pytest.mark.req("SSH-DI-002")
@@ -43,10 +43,10 @@ def test_a_note_deleted_upstream_is_not_served_from_memory(server, client, contr
     fx = contract_fixture
     path = "stale/deleted.md"
     fx.put(path, "# Before\n\n## Old section\n")
-    tool_output(server.call_tool(TOOL, {"path": path}), "SSH-DI-002")
+    tool_output(server.call_tool(TOOL, {"path": path}))
     fx.upstream.respond_with("404", for_path=path)
     try:
-        structured_error(server.call_tool(TOOL, {"path": path}), profile, "SSH-DI-002", "a note deleted upstream")
+        structured_error(server.call_tool(TOOL, {"path": path}), profile, "a note deleted upstream")
     finally:
         fx.upstream.respond_with("normal", for_path=path)
 

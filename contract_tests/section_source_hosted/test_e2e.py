@@ -41,12 +41,12 @@ def test_the_official_client_with_a_bearer_token_gets_one_body_free_response(ser
     try:
         names, result = anyio.run(_official_client_flow, server.url, contract_fixture.default_token)
     except Exception as exc:  # noqa: BLE001 - the client's own failure is the finding
-        fail("SSH-E2E-001", f"the official MCP client failed: {type(exc).__name__}: {short(str(exc))}")
-    check(TOOL in names, "SSH-E2E-001", f"{TOOL} not listed to the official client: {names}")
-    out = tool_output({"jsonrpc": "2.0", "result": result}, "SSH-E2E-001")
+        fail(f"the official MCP client failed: {type(exc).__name__}: {short(str(exc))}")
+    check(TOOL in names, f"{TOOL} not listed to the official client: {names}")
+    out = tool_output({"jsonrpc": "2.0", "result": result})
     errors = schema_errors(profile.output_validator(TOOL), out)
-    check(not errors, "SSH-E2E-001", f"output violates the allowlist: {errors[:3]}")
-    check(len(out["sections"]) >= 3, "SSH-E2E-001", f"expected the note's sections, got {len(out['sections'])}")
+    check(not errors, f"output violates the allowlist: {errors[:3]}")
+    check(len(out["sections"]) >= 3, f"expected the note's sections, got {len(out['sections'])}")
 
 
 @pytest.mark.req("SSH-E2E-002")
@@ -68,8 +68,8 @@ def test_no_flow_returns_bodies_snippets_frontmatter_or_uris(server, client, ser
             for path in fx.notes:
                 response = conn.call_tool(TOOL, {"path": path})
                 if not failed(response):
-                    errors = schema_errors(validator, tool_output(response, "SSH-E2E-002"))
-                    findings.check(not errors, "SSH-E2E-002", f"role {role}: {errors[:2]}",
+                    errors = schema_errors(validator, tool_output(response))
+                    findings.check(not errors, f"role {role}: {errors[:2]}",
                                    request=describe_call(TOOL, {"path": path}))
                 if modern:
                     conn.request("tools/call", {"name": TOOL, "arguments": {"path": path}, "_meta": MODERN_META})
@@ -77,10 +77,10 @@ def test_no_flow_returns_bodies_snippets_frontmatter_or_uris(server, client, ser
             conn.close()
         stdout = conn.transcript.since(mark)[0]
         leaks = canaries.scan_lines(stdout, fx.canaries, "stdout", ("body", "code", "frontmatter", "upstream"))
-        findings.check(not leaks, "SSH-E2E-002", f"role {role}: a flow returned private content: "
+        findings.check(not leaks, f"role {role}: a flow returned private content: "
                        f"{leaks[0] if leaks else ''}")
         uris = [line for line in stdout if "://" in line and '"uri"' in line]
-        findings.check(not uris, "SSH-E2E-002", f"role {role}: a flow returned a resource URI")
+        findings.check(not uris, f"role {role}: a flow returned a resource URI")
         return findings.items
 
     with ThreadPoolExecutor(max_workers=len(conns) or 1) as pool:
@@ -112,7 +112,7 @@ def test_a_denied_role_does_not_list_the_tool(server, client, servers, contract_
         names = tool_names(conn)
     finally:
         conn.close()
-    check(tool not in names, "SSH-ACL-003", f"phase {phase}: role {role!r} lists {tool}")
+    check(tool not in names, f"phase {phase}: role {role!r} lists {tool}")
 
 
 @pytest.mark.parametrize("phase,role,tool", _denials("call", "SSH-ACL-004"))
@@ -128,7 +128,7 @@ def test_a_denied_role_cannot_call_the_tool(server, client, servers, contract_fi
             "tools/call", {"name": tool, "arguments": {"path": "notes/alpha.md"}, "_meta": MODERN_META}))
     finally:
         conn.close()
-    check(failed(response), "SSH-ACL-004", f"phase {phase}: role {role!r} called {tool}")
-    check("result" not in modern or modern["result"].get("isError") is True, "SSH-ACL-004",
+    check(failed(response), f"phase {phase}: role {role!r} called {tool}")
+    check("result" not in modern or modern["result"].get("isError") is True,
           f"phase {phase}: role {role!r} called {tool} in the stateless era")
-    check(not requests and not more, "SSH-ACL-004", f"phase {phase}: a {tool} call reached the canister")
+    check(not requests and not more, f"phase {phase}: a {tool} call reached the canister")

@@ -32,11 +32,11 @@ def test_every_upstream_request_is_one_note_read_however_big_the_vault(server, c
 
     _, requests = capture(fx, flow)
     others = sorted({f"{r.method} {r.path[:50]}" for r in requests if read_path(r) is None})
-    check(not others, "SSH-UP-006", f"requests other than one-note reads: {others[:4]}")
+    check(not others, f"requests other than one-note reads: {others[:4]}")
     if suite.phase == "1L":
-        check(len(requests) == len(paths) * len(ROLES), "SSH-UP-006",
+        check(len(requests) == len(paths) * len(ROLES),
               f"{len(paths) * len(ROLES)} calls made {len(requests)} upstream requests, not one each")
     else:
-        check(not requests, "SSH-UP-006", f"phase {suite.phase}: {len(requests)} upstream requests")
+        check(not requests, f"phase {suite.phase}: {len(requests)} upstream requests")
 
 

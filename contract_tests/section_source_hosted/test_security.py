@@ -13,7 +13,7 @@ from contract_tests.harness import canaries
 from contract_tests.harness.corpus import attack_path, no_echo_probes
 from contract_tests.harness.http import MCP_HEADERS
 from contract_tests.harness.stdio import initialize_message  # in the version the run negotiated
-from contract_tests.verdicts import Findings
+from contract_tests.verdicts import Findings, own
 from contract_tests.section_source.common import attacks, blocked_tools, forbidden
 from contract_tests.section_source_hosted.common import (
     ROLES, TOOL, UNKNOWN_ROLES, blocked, capture, error_message, failed, http_refusal, no_probe_in, one_read,
@@ -54,21 +54,23 @@ def test_a_bad_token_is_refused_on_initialize_and_on_a_session(server, client, c
         refused = []
         for what, answer, found in (("initialize", response, '"result"'), ("tools/list", listed, '"tools"')):
             ok, seen = http_refusal(answer)
-            findings.check(ok, "SSH-AUTH-002", f"{kind} token: {what} was not refused: {seen}")
-            findings.check(found not in answer.text, "SSH-AUTH-002", f"{kind} token: {what} got an answer")
+            findings.check(ok, f"{kind} token: {what} was not refused: {seen}", req="SSH-AUTH-002")
+            findings.check(found not in answer.text, f"{kind} token: {what} got an answer", req="SSH-AUTH-002")
             if ok:
                 refused.append((what, answer.status_code))
         if refused:  # the status is judged on the refusals there were
             odd = [f"{what}: HTTP {status}" for what, status in refused if status not in (401, 403)]
-            findings.check(not odd, "SSH-AUTH-003", f"{kind} token was refused, but not with HTTP 401 or 403: {odd}")
+            findings.check(not odd, f"{kind} token was refused, but not with HTTP 401 or 403: {odd}",
+                           req="SSH-AUTH-003")
         else:
-            findings.block("SSH-AUTH-003", f"{kind} token: nothing was refused", by="SSH-AUTH-002")
+            findings.block(f"{kind} token: nothing was refused", req="SSH-AUTH-003", by="SSH-AUTH-002")
 
 
 # --- ACL -----------------------------------------------------------------------------
 
-def _listing(servers, server, fx, token, req, *, may_refuse=False):
+def _listing(servers, server, fx, token, *, req: str | None = None, may_refuse=False):
     """(listed tool names, open session); (set(), None) if an unknown role's session was refused."""
+    req = own(req)
     conn = open_session(servers, server, fx, token, req=req, may_refuse=may_refuse)
     if conn is None:
         return set(), None
@@ -83,19 +85,20 @@ def _listing(servers, server, fx, token, req, *, may_refuse=False):
 @pytest.mark.parametrize("role", [*UNKNOWN_ROLES, None], ids=[*UNKNOWN_ROLES, "no-role-claim"])
 def test_an_unknown_role_never_gets_more_than_viewer(server, client, servers, contract_fixture, profile, suite, role):
     fx = contract_fixture
-    viewer, vconn = _listing(servers, server, fx, fx.token("viewer"), "SSH-ACL-002")
+    viewer, vconn = _listing(servers, server, fx, fx.token("viewer"), req="SSH-ACL-002")
     vconn.close()
-    names, conn = _listing(servers, server, fx, fx.token(role), "SSH-ACL-002", may_refuse=True)
+    names, conn = _listing(servers, server, fx, fx.token(role), req="SSH-ACL-002", may_refuse=True)
     if conn is None:
         return  # the session was refused: nothing granted
     try:
         extra = sorted(names - viewer)
-        check(not extra, "SSH-ACL-002", f"role {role!r} lists tools viewer does not: {extra}")
+        check(not extra, f"role {role!r} lists tools viewer does not: {extra}", req="SSH-ACL-002")
         probes = ({TOOL, *profile.adjacent_tools} | set(blocked()["tools"]["section_surfaces"]["names"][:4])) - viewer
         for tool in sorted(probes):
             response, requests = capture(fx, lambda: conn.call_tool(tool, {"path": "notes/alpha.md"}))
-            check(failed(response), "SSH-ACL-002", f"role {role!r} called {tool}, which viewer cannot, in {suite.phase}")
-            check(not requests, "SSH-ACL-002", f"role {role!r}: a call viewer cannot make reached the canister")
+            check(failed(response), f"role {role!r} called {tool}, which viewer cannot, in {suite.phase}",
+                  req="SSH-ACL-002")
+            check(not requests, f"role {role!r}: a call viewer cannot make reached the canister", req="SSH-ACL-002")
     finally:
         conn.close()
 
@@ -112,7 +115,7 @@ def test_no_resource_or_prompt_exposes_section_source(server, client, servers, c
         init = conn.initialize()
         if role not in ROLES and refused(init):
             return  # an unknown role's session was refused: nothing is reachable
-        check("result" in init, _RESOURCE_REQ, f"role {role}: no session")
+        check("result" in init, f"role {role}: no session", req=_RESOURCE_REQ)
         caps = init["result"].get("capabilities", {})
         policy = blocked()
         patterns = policy["resources"]["forbidden_patterns"]
@@ -122,17 +125,17 @@ def test_no_resource_or_prompt_exposes_section_source(server, client, servers, c
                 for item in listed:
                     text = " ".join(str(item.get(k, "")) for k in ("uri", "uriTemplate", "name", "description"))
                     hits = [p for p in patterns if re.search(p, text, re.IGNORECASE)]
-                    check(not hits, _RESOURCE_REQ, f"role {role}: {method} lists {short(text)} ({hits})")
+                    check(not hits, f"role {role}: {method} lists {short(text)} ({hits})", req=_RESOURCE_REQ)
         for uri in policy["resources"]["probe_uris"]:
             response, requests = capture(fx, lambda: conn.request("resources/read", {"uri": uri}))
-            check("result" not in response or not response["result"].get("contents"), _RESOURCE_REQ,
-                  f"role {role}: guessed resource {uri} was readable")
-            check(not requests, _RESOURCE_REQ, f"role {role}: reading {uri} reached the canister")
+            check("result" not in response or not response["result"].get("contents"),
+                  f"role {role}: guessed resource {uri} was readable", req=_RESOURCE_REQ)
+            check(not requests, f"role {role}: reading {uri} reached the canister", req=_RESOURCE_REQ)
         if "prompts" in caps:
             for prompt in conn.request("prompts/list", {}).get("result", {}).get("prompts", []):
                 text = f"{prompt.get('name', '')} {prompt.get('description', '')}"
                 hits = [p for p in policy["prompts"]["forbidden_patterns"] if re.search(p, text, re.IGNORECASE)]
-                check(not hits, _RESOURCE_REQ, f"role {role}: prompt {prompt.get('name')} matches {hits}")
+                check(not hits, f"role {role}: prompt {prompt.get('name')} matches {hits}", req=_RESOURCE_REQ)
     finally:
         conn.close()
 
@@ -140,12 +143,12 @@ def test_no_resource_or_prompt_exposes_section_source(server, client, servers, c
 @pytest.mark.req("SSH-BLK-001")
 @pytest.mark.parametrize("role", [*ROLES, UNKNOWN_ROLES[0]])
 def test_no_role_is_offered_a_blocked_tool(server, client, servers, contract_fixture, profile, role):
-    names, conn = _listing(servers, server, contract_fixture, contract_fixture.token(role), "SSH-BLK-001",
+    names, conn = _listing(servers, server, contract_fixture, contract_fixture.token(role), req="SSH-BLK-001",
                            may_refuse=role not in ROLES)
     if conn is not None:
         conn.close()
     problems = blocked_tools(names, profile, blocked())
-    check(not problems, "SSH-BLK-001", f"role {role}: " + "; ".join(problems))
+    check(not problems, f"role {role}: " + "; ".join(problems), req="SSH-BLK-001")
 
 
 # --- input and paths (1L) -------------------------------------------------------------
@@ -168,7 +171,7 @@ def _argument_params():
 @pytest.mark.req("SSH-IN-002")
 @pytest.mark.parametrize("arguments", _argument_params())
 def test_extra_or_malformed_arguments_fail(server, client, contract_fixture, arguments):
-    error_texts(server.call_tool(TOOL, arguments), "SSH-IN-002", f"arguments {short(arguments)}")
+    error_texts(server.call_tool(TOOL, arguments), f"arguments {short(arguments)}")
 
 
 # --- upstream request -----------------------------------------------------------------
@@ -182,13 +185,13 @@ SEED_HEADERS = {"authorization", "x-vault-id", "x-user-id", "x-gateway-auth", "a
 def test_no_section_provider_or_range_option_is_forwarded(server, client, contract_fixture):
     for path in contract_fixture.notes[:6]:
         _, requests = capture(contract_fixture, lambda: server.call_tool(TOOL, {"path": path}))
-        read = one_read(requests, "SSH-UP-005", path)
-        check(read.query == "", "SSH-UP-005", f"{path}: a query string was forwarded: {short(read.query)}")
-        check(read.body == b"", "SSH-UP-005", f"{path}: a request body was forwarded ({len(read.body)} bytes)")
+        read = one_read(requests, path)
+        check(read.query == "", f"{path}: a query string was forwarded: {short(read.query)}")
+        check(read.body == b"", f"{path}: a request body was forwarded ({len(read.body)} bytes)")
         named = sorted(h for h in read.headers if h not in SEED_HEADERS and OPTION_HEADER.search(h))
-        check(not named, "SSH-UP-005", f"{path}: option headers forwarded upstream: {named}")
+        check(not named, f"{path}: option headers forwarded upstream: {named}")
         carried = sorted(h for h, v in read.headers.items() if h not in SEED_HEADERS and path in v)
-        check(not carried, "SSH-UP-005", f"{path}: headers repeat the request's arguments: {carried}")
+        check(not carried, f"{path}: headers repeat the request's arguments: {carried}")
 
 
 # --- output and errors ----------------------------------------------------------------
@@ -197,11 +200,11 @@ def test_no_section_provider_or_range_option_is_forwarded(server, client, contra
 def test_no_excluded_field_appears_in_any_result(client, contract_fixture, profile):
     banned = set(forbidden()["forbidden_keys"])
     for path in contract_fixture.notes:
-        out = tool_output(client.call_tool(TOOL, {"path": path}), "SSH-OUT-004")
+        out = tool_output(client.call_tool(TOOL, {"path": path}))
         keys = keys_of(out) & banned
-        check(not keys, "SSH-OUT-004", f"{path}: excluded fields {sorted(keys)}")
+        check(not keys, f"{path}: excluded fields {sorted(keys)}")
         errors = schema_errors(profile.output_validator(TOOL), out)
-        check(not errors, "SSH-OUT-004", f"{path}: output violates the allowlist: {errors[:2]}")
+        check(not errors, f"{path}: output violates the allowlist: {errors[:2]}")
 
 
 @pytest.mark.req("SSH-ERR-003")
@@ -218,7 +221,7 @@ def test_no_upstream_body_header_or_payload_path_comes_back(server, client, cont
     probes = {"upstream payload marker": fx.canaries["upstream"], "bearer token": fx.default_token,
               "gateway secret": fx.gateway_secret, "note body": fx.canaries["body"],
               "frontmatter value": fx.canaries["frontmatter"], "upstream header dump": "x-vault-id:"}
-    no_probe_in(response, probes, "SSH-ERR-003", f"upstream {mode}")
+    no_probe_in(response, probes, f"upstream {mode}")
 
 
 @pytest.mark.req("SSH-ERR-005")
@@ -229,10 +232,9 @@ def test_a_failed_read_names_no_heading_of_its_note(server, client, contract_fix
     fx = contract_fixture
     response = server.call_tool(TOOL, {"path": fx.stress["cap_over_headings"]}, timeout=120)
     if not failed(response):
-        raise blocked_by("SSH-ERR-005", "the note over the input cap was answered, so its headings were authorized",
+        raise blocked_by("the note over the input cap was answered, so its headings were authorized",
                          by="SSH-STR-001")
-    no_probe_in(response, {"heading text of the refused note": fx.canaries["capheading"]}, "SSH-ERR-005",
-                "a note over the input cap")
+    no_probe_in(response, {"heading text of the refused note": fx.canaries["capheading"]}, "a note over the input cap")
 
 
 @pytest.mark.req("SSH-ERR-004")
@@ -244,12 +246,12 @@ def test_another_vaults_or_users_note_fails_like_a_missing_one(server, client, c
     for name, path in (("nowhere", "private/nowhere-7f3a.md"), ("other vault", fx.other_vault_only),
                        ("other user", fx.other_user_only)):
         response = server.call_tool(TOOL, {"path": path})
-        check(failed(response), "SSH-ERR-004", f"a note of {name} was readable in this session")
+        check(failed(response), f"a note of {name} was readable in this session")
         message = error_message(response)
         if message is None:
             message = "jsonrpc:" + str((response.get("error") or {}).get("message"))
         outcomes[name] = message.replace(path, "<P>")
-    check(len(set(outcomes.values())) == 1, "SSH-ERR-004",
+    check(len(set(outcomes.values())) == 1,
           f"the error tells a note of another vault or user apart from a missing one: {outcomes}")
 
 
@@ -285,7 +287,7 @@ def test_no_private_content_secret_or_path_in_any_output(server, client, contrac
     _exercise(server, fx)
     stdout = server.transcript.since(mark)[0]
     leaks = canaries.scan_lines(stdout, fx.canaries, "stdout", SWEEP[req])
-    check(not leaks, req, f"output leaked: {leaks[0] if leaks else ''}")
+    check(not leaks, f"output leaked: {leaks[0] if leaks else ''}", req=req)
 
 
 LOG_EXCLUSIONS = {
@@ -302,18 +304,18 @@ def test_logs_carry_none_of_the_seeds_exclusions(servers, contract_fixture, req)
         pytest.skip("the server's logs are not visible to the suite (--server-url)")
     srv = servers.start(fx)
     try:
-        check("result" in srv.initialize(), "SSH-LOG-001", "no session")
+        check("result" in srv.initialize(), "no session", req="SSH-LOG-001")
         _exercise(srv, fx)
     finally:
         srv.close(timeout=3)
     leaks = canaries.scan_lines(srv.transcript.stderr, fx.canaries, "stderr", LOG_EXCLUSIONS[req])
-    check(not leaks, req, f"a log line leaked: {leaks[0] if leaks else ''}")
+    check(not leaks, f"a log line leaked: {leaks[0] if leaks else ''}", req=req)
     if req == "SSH-LOG-001":  # requested unsafe paths, also those without a canary in them
         log = "\n".join(srv.transcript.stderr)
         for entry in attacks()["paths"][:EXERCISED_ATTACKS]:
             path = attack_path(entry, fx.corpus_placeholders())
             if seed_normalize(path)[0]:
                 echoed = [p for p in no_echo_probes(entry, path) if len(p) >= 6 and p in log]
-                check(not echoed, req, f"a log line carries the unsafe path of attack {entry['id']}")
+                check(not echoed, f"a log line carries the unsafe path of attack {entry['id']}", req=req)
 
 

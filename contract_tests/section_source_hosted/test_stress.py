@@ -17,11 +17,11 @@ pytestmark = [profiles_mark, pytest.mark.stress]
 def test_large_notes_stay_capped(server, client, contract_fixture, profile):
     fx = contract_fixture
     limits = profile.limits
-    tool_output(server.call_tool(TOOL, {"path": fx.stress["cap_exact"]}, timeout=120), "SSH-STR-001")
+    tool_output(server.call_tool(TOOL, {"path": fx.stress["cap_exact"]}, timeout=120))
     structured_error(server.call_tool(TOOL, {"path": fx.stress["cap_over"]}, timeout=120), profile,
-                     "SSH-STR-001", "a note over the input cap")
-    out = tool_output(server.call_tool(TOOL, {"path": fx.stress["many_headings"]}, timeout=120), "SSH-STR-001")
-    check(len(out["sections"]) == limits["max_sections"] and out["truncated"] is True, "SSH-STR-001",
+                     "a note over the input cap")
+    out = tool_output(server.call_tool(TOOL, {"path": fx.stress["many_headings"]}, timeout=120))
+    check(len(out["sections"]) == limits["max_sections"] and out["truncated"] is True,
           f"{len(out['sections'])} sections, truncated {out['truncated']} for a note over the section cap")
 
 
@@ -51,7 +51,7 @@ def test_concurrent_sessions_of_different_users_and_vaults_stay_isolated(server,
                 return
             barrier.wait(timeout=30)
             for _ in range(3):
-                out = tool_output(conn.call_tool(TOOL, {"path": path}, timeout=60), "SSH-STR-003")
+                out = tool_output(conn.call_tool(TOOL, {"path": path}, timeout=60))
                 titles = [s["heading_text"] for s in out["sections"]]
                 if len(titles) != 2 or not all(me["tag"] in t for t in titles):
                     others = [s["tag"] for s in sessions if s is not me and any(s["tag"] in t for t in titles)]
@@ -62,16 +62,15 @@ def test_concurrent_sessions_of_different_users_and_vaults_stay_isolated(server,
     _, requests = capture(fx, lambda: _run_all(run, count))
     for conn in conns:
         conn.close()
-    check(not problems, "SSH-STR-003", f"{len(problems)} problem(s): {problems[:3]}")
+    check(not problems, f"{len(problems)} problem(s): {problems[:3]}")
     by_vault = {s["vault"]: s for s in sessions}
     reads = [r for r in requests if read_path(r) == path]
-    check(len(reads) == 3 * count, "SSH-STR-003", f"{len(reads)} upstream reads for {3 * count} calls")
+    check(len(reads) == 3 * count, f"{len(reads)} upstream reads for {3 * count} calls")
     for r in reads:
         me = by_vault.get(r.headers.get("x-vault-id"))
-        check(me is not None, "SSH-STR-003", "an upstream read carried a vault id no session has")
-        check(r.headers.get("x-user-id") == me["user"], "SSH-STR-003",
-              "an upstream read carried another session's user id")
-        check(r.headers.get("authorization") == f"Bearer {me['token']}", "SSH-STR-003",
+        check(me is not None, "an upstream read carried a vault id no session has")
+        check(r.headers.get("x-user-id") == me["user"], "an upstream read carried another session's user id")
+        check(r.headers.get("authorization") == f"Bearer {me['token']}",
               "an upstream read carried another session's token")
 
 

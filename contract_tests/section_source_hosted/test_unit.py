@@ -18,12 +18,12 @@ TOP_FIELDS = {"schema", "path", "title", "sections", "truncated"}
 def test_every_result_is_exactly_body_free_section_source_v0(client, contract_fixture, profile):
     validator = profile.output_validator(TOOL)
     for path in contract_fixture.notes:
-        out = tool_output(client.call_tool(TOOL, {"path": path}), "SSH-OUT-001")
+        out = tool_output(client.call_tool(TOOL, {"path": path}))
         errors = schema_errors(validator, out)
-        check(not errors, "SSH-OUT-001", f"{path}: output violates the allowlist: {errors[:3]}")
-        check(set(out) == TOP_FIELDS, "SSH-OUT-001", f"{path}: top-level fields {sorted(out)}")
-        check(out["schema"] == "knowtation.section_source/v0", "SSH-OUT-001", f"{path}: schema {out['schema']!r}")
+        check(not errors, f"{path}: output violates the allowlist: {errors[:3]}")
+        check(set(out) == TOP_FIELDS, f"{path}: top-level fields {sorted(out)}")
+        check(out["schema"] == "knowtation.section_source/v0", f"{path}: schema {out['schema']!r}")
         for section in out["sections"]:
-            check(set(section) == SECTION_FIELDS, "SSH-OUT-001", f"{path}: section fields {sorted(section)}")
-            check(section["body_returned"] is False and section["snippet_returned"] is False, "SSH-OUT-001",
+            check(set(section) == SECTION_FIELDS, f"{path}: section fields {sorted(section)}")
+            check(section["body_returned"] is False and section["snippet_returned"] is False,
                   f"{path}: body_returned/snippet_returned not false")

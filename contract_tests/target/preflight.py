@@ -219,7 +219,7 @@ def _reach(state: "SuiteState", server: Any) -> list[str]:
             problem = f"failed: {short(response.get('error') or (said[0] if len(said) == 1 else result), 300)}"
         else:
             try:
-                body = payload(response["result"], "preflight")
+                body = payload(response["result"], req="preflight")
             except RequirementFailure:
                 body = None  # no JSON document: every expected value is missing
             for pointer, wanted in call.get("expect", {}).items():

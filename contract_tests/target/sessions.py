@@ -1,8 +1,11 @@
-"""Starting servers under test: the profile's command over the suite's transport, with a
-private HOME per server, and further sessions on a running HTTP server."""
+"""Starting the implementation under test: the profile's command over the suite's transport,
+with a private HOME per server; further sessions on a running HTTP server; and the profile's
+other commands by role (serve, public, hold, ...), run to their end or kept running. Every
+process a test starts goes through ServerFactory."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -10,7 +13,7 @@ import pytest
 
 from ..harness.http import HttpServer, free_port
 from ..harness.privileges import unprivileged_prefix
-from ..harness.process import private_environment, render_command
+from ..harness.process import Bounded, Finished, private_environment, render_command, run_bounded
 from ..harness.limits import HEALTH
 from ..harness.stdio import Connection, ServerStopped, StdioServer
 from ..harness.transcript import Transcript, spare_startup_paths
@@ -58,6 +61,7 @@ class ServerFactory:
         self.suite = suite
         self.base = base
         self.started: list[StdioServer] = []
+        self.spawned: list[Bounded] = []
         self._homes = 0
 
     def fresh_home(self) -> Path:
@@ -85,10 +89,81 @@ class ServerFactory:
         server = connect(self.suite, fixture, home, command=command, extra=extra, token=token, prefix=prefix,
                          env_drop=env_drop)
         self.started.append(server)
-        spared = self.suite.profile.data.get("startup_output", {}).get("may_name", {}).get(self.suite.transport)
+        self._spare_startup(server, fixture, self.suite.transport)
+        return server
+
+    # -- the implementation's commands by role ------------------------------------------------
+    def command(self, role: str) -> str | None:
+        """A role's command template: `server` is the one under test (--server-cmd); the others
+        come from --rc-command ROLE=CMD or the declaration's `commands`."""
+        return self.suite.command if role == "server" else self.suite.commands.get(role)
+
+    def _launch(self, fixture: Any, role: str, values: Mapping[str, str] | None, env: Mapping[str, str] | None,
+                env_drop: tuple[str, ...], append: tuple[str, ...],
+                prefix: list[str] | None) -> tuple[list[str], dict[str, str], Path]:
+        """argv, environment and private HOME (also the working directory) for a role's command;
+        the test is skipped when the command was not given."""
+        command = self.command(role)
+        if command is None:
+            pytest.skip(f"no {role} command was given (--rc-command {role}=CMD or the declaration's commands)")
+        stopped = HEALTH.check()
+        if stopped:
+            raise ServerStopped(stopped)  # nothing new starts once the run has stopped talking to servers
+        home = self.fresh_home()
+        filled = {**fixture.placeholders(), **(values or {})}
+        argv = list(prefix or []) + render_command(command, filled) + list(append)
+        own_env = getattr(fixture, "environment", None)  # a fixture kind that cleans the caller's settings
+        environment = (own_env(home, dict(env or {})) if own_env is not None
+                       else private_environment(home) | self.suite.profile.environment(filled) | dict(env or {}))
+        for name in env_drop:
+            environment.pop(name, None)
+        return argv, environment, home
+
+    def run(self, fixture: Any, role: str, *, values: Mapping[str, str] | None = None,
+            env: Mapping[str, str] | None = None, env_drop: tuple[str, ...] = (), append: tuple[str, ...] = (),
+            prefix: list[str] | None = None, input: str | None = None, timeout: float = 20) -> Finished:
+        """Run a role's command and wait up to `timeout` seconds for it to end (killed after, with
+        what it started: `timed_out`, for one that kept running)."""
+        argv, environment, home = self._launch(fixture, role, values, env, env_drop, append, prefix)
+        return run_bounded(argv, env=environment, cwd=home, timeout=timeout, input=input)
+
+    def spawn(self, fixture: Any, role: str, *, values: Mapping[str, str] | None = None,
+              env: Mapping[str, str] | None = None, merge_stderr: bool = False) -> Bounded:
+        """A role's command left running (a held writer, a server watched as it starts); the
+        caller stops it, and close_all kills what is left."""
+        argv, environment, home = self._launch(fixture, role, values, env, (), (), None)
+        proc = Bounded(argv, env=environment, cwd=home, merge_stderr=merge_stderr)
+        self.spawned.append(proc)
+        return proc
+
+    def start_http(self, fixture: Any, role: str, *, values: Mapping[str, str] | None = None,
+                   env: Mapping[str, str] | None = None, append: tuple[str, ...] = (), path: str = "/mcp",
+                   headers: dict[str, str] | None = None) -> HttpServer:
+        """An MCP server over HTTP from a role's command, on a free port ({port}); its output joins
+        the leak scans, its startup lines sparing what the profile lets an HTTP server name."""
+        port = str(free_port())
+        argv, environment, home = self._launch(fixture, role, {"port": port, **(values or {})}, env, (), append,
+                                               None)
+        # Several servers may start side by side on a loaded machine: a slow start is not a finding.
+        server = HttpServer(f"http://127.0.0.1:{port}{path}", argv, env=environment, cwd=home, headers=headers,
+                            startup_timeout=60)
+        self.started.append(server)
+        self._spare_startup(server, fixture, "http")
+        return server
+
+    def start_stdio(self, fixture: Any, role: str = "server", *, values: Mapping[str, str] | None = None,
+                    env: Mapping[str, str] | None = None, append: tuple[str, ...] = ()) -> StdioServer:
+        """An MCP server over stdio from a role's command (the server under test by default),
+        whatever the run's transport."""
+        argv, environment, home = self._launch(fixture, role, values, env, (), append, None)
+        server = StdioServer(argv, env=environment, cwd=home)
+        self.started.append(server)
+        return server
+
+    def _spare_startup(self, server: Connection, fixture: Any, transport: str) -> None:
+        spared = self.suite.profile.data.get("startup_output", {}).get("may_name", {}).get(transport)
         if spared and server.proc is not None:
             spare_startup_paths(server, [fixture.placeholders()[name] for name in spared])
-        return server
 
     def session(self, server: Connection, fixture: Any, token: str | None = None) -> HttpServer:
         """Another session on the same running HTTP server, with its own (or the default) token."""
@@ -105,5 +180,8 @@ class ServerFactory:
         for server in self.started:
             if server.alive():
                 server.close(timeout=3)
+        for proc in self.spawned:
+            if proc.poll() is None:
+                proc.kill(grace=0)
 
 

@@ -21,12 +21,11 @@ from contract_tests import contracts
 from contract_tests.checks import called_ok, payload, result_of
 from contract_tests.harness import canaries, stdio as stdio_harness
 from contract_tests.harness.http import MCP_HEADERS, HttpServer, free_port
-from contract_tests.harness.process import Finished, render_command, run_bounded
-from contract_tests.harness.stdio import StdioServer, initialize_message
-from contract_tests.harness.transcript import spare_startup_paths
+from contract_tests.harness.process import Finished
+from contract_tests.harness.stdio import initialize_message
 from contract_tests.harness.system import process_tree
 from contract_tests.harness.vault_agent import NOTES, token
-from contract_tests.verdicts import Finding, Findings, RequirementFailure, describe_call
+from contract_tests.verdicts import Finding, Findings, RequirementFailure, describe_call, own
 from contract_tests.vault_agent import PROFILES
 
 PROFILE, = PROFILES  # the folder's one profile
@@ -55,7 +54,9 @@ def rpc_codes() -> dict[str, int]:
     return {e["code"]: e["jsonrpc_code"] for e in data["errors"] if e.get("jsonrpc_code") is not None}
 
 
-def blocked(req: str, message: str, request: str | None = None, by: str | None = None) -> RequirementFailure:
+def blocked(message: str, request: str | None = None, by: str | None = None, *,
+            req: str | None = None) -> RequirementFailure:
+    req = own(req)
     return RequirementFailure([Finding(req, message, None, request, "blocked", by)])
 
 
@@ -108,16 +109,10 @@ def scan_own(srv, fixture, profile, findings: Findings, request: str | None, cas
     srv.rc_scanned = mark
     for req, leak in canaries.scan_output(out, fixture.canaries, profile.output_canaries, srv.sent_params,
                                           profile.echo_allowed):
-        findings.fail(req, f"server output leaked: {leak}", case=case, request=request)
+        findings.fail(f"server output leaked: {leak}", req=req, case=case, request=request)
     rules = profile.leak_requirements("stderr")
     for leak in canaries.scan_lines(err, fixture.canaries, "stderr", rules):
-        findings.fail(rules[leak.cls], f"server log leaked: {leak}", case=case, request=request)
-
-
-def allow_startup_vault_path(srv, fixture) -> None:
-    """`vault-agent serve` startup output may display the configured vault root absolute path
-    (Phase 1 indexing.md): the harness's rule, for every serve a vault-agent test starts itself."""
-    spare_startup_paths(srv, [fixture.vault])
+        findings.fail(f"server log leaked: {leak}", req=rules[leak.cls], case=case, request=request)
 
 
 # -- note ids ------------------------------------------------------------------------------------
@@ -146,31 +141,34 @@ class Ids:
             self.notes[name] = mine[0]["noteId"]
             self.chunks[name] = sorted({r["chunkIndex"] for r in mine if isinstance(r.get("chunkIndex"), int)})
 
-    def note(self, name: str, req: str) -> str:
+    def note(self, name: str, *, req: str | None = None) -> str:
+        req = own(req)
         if name not in self.notes:
-            raise blocked(req, f"the id of {NOTES[name]} is unknown: search did not find it", by="VA-SRCH-001")
+            raise blocked(f"the id of {NOTES[name]} is unknown: search did not find it", req=req, by="VA-SRCH-001")
         return self.notes[name]
 
-    def unknown(self, req: str) -> str:
+    def unknown(self, *, req: str | None = None) -> str:
         """An id of a real note's shape that names no note: its last character changed."""
-        real = self.note("alpha", req)
+        req = own(req)
+        real = self.note("alpha", req=req)
         return real[:-1] + ("1" if real[-1] != "1" else "2")
 
 
 _NOTE = re.compile(r"\{note:(\w+)\}")
 
 
-def render_case(value: Any, ids: Ids, fixture, req: str) -> Any:
+def render_case(value: Any, ids: Ids, fixture, *, req: str | None = None) -> Any:
     """Fill a failure case's placeholders: {note:NAME}, {unknown_note}, {long_query}, {root}."""
+    req = own(req)
     if isinstance(value, str):
-        value = _NOTE.sub(lambda m: ids.note(m.group(1), req), value)
+        value = _NOTE.sub(lambda m: ids.note(m.group(1), req=req), value)
         if "{unknown_note}" in value:
-            value = value.replace("{unknown_note}", ids.unknown(req))
+            value = value.replace("{unknown_note}", ids.unknown(req=req))
         return value.replace("{long_query}", "q" * 1001).replace("{root}", str(fixture.root))
     if isinstance(value, dict):
-        return {k: render_case(v, ids, fixture, req) for k, v in value.items()}
+        return {k: render_case(v, ids, fixture, req=req) for k, v in value.items()}
     if isinstance(value, list):
-        return [render_case(v, ids, fixture, req) for v in value]
+        return [render_case(v, ids, fixture, req=req) for v in value]
     return value
 
 
@@ -181,7 +179,7 @@ def failure_classes(profile) -> list[dict[str, Any]]:
 # -- MCP answers ----------------------------------------------------------------------------------
 def mcp_payload(response: dict[str, Any]) -> dict[str, Any]:
     """The payload of a successful call: structuredContent, else the one JSON text block."""
-    value = payload(result_of(response), "VA-PAR-006")
+    value = payload(result_of(response), req="VA-PAR-006")
     return value if isinstance(value, dict) else {}
 
 
@@ -238,54 +236,8 @@ def is_json(response: httpx.Response) -> bool:
     return "json" in response.headers.get("content-type", "")
 
 
-# -- starting servers from the profile's commands ------------------------------------------------
-def template(suite, role: str) -> str | None:
-    """The command of a role; `server` is the one under test (--server-cmd)."""
-    return suite.command if role == "server" else suite.commands.get(role)
-
-
-def role_argv(servers, suite, fixture, role: str, values: dict[str, str] | None, env: dict[str, str] | None,
-              append: tuple[str, ...]) -> tuple[list[str], dict[str, str], Path]:
-    command = template(suite, role)
-    if command is None:
-        pytest.skip(f"no {role} command was given (--rc-command {role}=CMD or the declaration's commands)")
-    home = servers.fresh_home()
-    argv = render_command(command, {**fixture.placeholders(), **(values or {})}) + list(append)
-    return argv, fixture.environment(home, env), home
-
-
-def start_http(servers, suite, fixture, role: str, *, values: dict[str, str] | None = None,
-               env: dict[str, str] | None = None, append: tuple[str, ...] = (), path: str = "/mcp",
-               headers: dict[str, str] | None = None) -> HttpServer:
-    """An HTTP server from a role's command on a free port; its output joins the leak scans."""
-    port = str(free_port())
-    argv, environment, home = role_argv(servers, suite, fixture, role, {"port": port, **(values or {})}, env, append)
-    # Several serves may start side by side on a loaded machine: a slow start is not a finding.
-    srv = HttpServer(f"http://127.0.0.1:{port}{path}", argv, env=environment, cwd=home, headers=headers,
-                     startup_timeout=60)
-    servers.started.append(srv)
-    allow_startup_vault_path(srv, fixture)
-    return srv
-
-
-def start_server(servers, suite, fixture, **kwargs):
-    """A server under test of its own (servers.start); over HTTP it is a serve, whose startup
-    output may name the vault root."""
-    srv = servers.start(fixture, **kwargs)
-    if suite.transport == "http" and srv.proc is not None:
-        allow_startup_vault_path(srv, fixture)
-    return srv
-
-
-def start_stdio(servers, suite, fixture, *, values: dict[str, str] | None = None, env: dict[str, str] | None = None,
-                append: tuple[str, ...] = ()) -> StdioServer:
-    argv, environment, home = role_argv(servers, suite, fixture, "server", values, env, append)
-    srv = StdioServer(argv, env=environment, cwd=home)
-    servers.started.append(srv)
-    return srv
-
-
-def serve_refusals(servers, suite, fixture, cases: dict[str, tuple[dict[str, str], dict[str, str]]],
+# -- servers started from the profile's commands -------------------------------------------------
+def serve_refusals(servers, fixture, cases: dict[str, tuple[dict[str, str], dict[str, str]]],
                    timeout: float = 20) -> dict[str, str | None]:
     """Start serve once per case ({name: (values, env)}) side by side on a free port each, and
     say how each ended: None when it refused to start (exited non-zero within `timeout`
@@ -294,8 +246,8 @@ def serve_refusals(servers, suite, fixture, cases: dict[str, tuple[dict[str, str
 
     def one(name: str) -> None:
         values, env = cases[name]
-        procs[name] = run_once(servers, suite, fixture, "serve", values={"port": str(free_port()), **values},
-                               env=env, timeout=timeout)
+        procs[name] = servers.run(fixture, "serve", values={"port": str(free_port()), **values}, env=env,
+                                  timeout=timeout)
     threads = [threading.Thread(target=one, args=(name,)) for name in cases]
     for thread in threads:
         thread.start()
@@ -309,15 +261,6 @@ def serve_refusals(servers, suite, fixture, cases: dict[str, tuple[dict[str, str
         else:
             outcomes[name] = None if proc.returncode not in (0, None) else f"exited {proc.returncode}"
     return outcomes
-
-
-def run_once(servers, suite, fixture, role: str, *, values: dict[str, str] | None = None,
-             env: dict[str, str] | None = None, append: tuple[str, ...] = (),
-             timeout: float = 20) -> Finished:
-    """Start a role's command and wait up to `timeout` seconds for it to exit (killed after:
-    `timed_out`, for a server that kept running)."""
-    argv, environment, home = role_argv(servers, suite, fixture, role, values, env, append)
-    return run_bounded(argv, env=environment, cwd=home, timeout=timeout)
 
 
 def api_base(srv: HttpServer) -> str:

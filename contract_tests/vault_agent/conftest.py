@@ -6,7 +6,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from contract_tests.vault_agent.common import Ids, allow_startup_vault_path, api_base, start_http
+from contract_tests.vault_agent.common import Ids, api_base
 
 
 @pytest.fixture(scope="session")
@@ -17,16 +17,7 @@ def ids(server, client, names):
 @pytest.fixture(scope="session")
 def api(suite, servers, server, contract_fixture):
     """An httpx client on the HTTP API of the fixture the MCP server serves."""
-    srv = server if suite.transport == "http" else start_http(servers, suite, contract_fixture, "serve")
+    srv = server if suite.transport == "http" else servers.start_http(contract_fixture, "serve")
     with httpx.Client(base_url=api_base(srv), timeout=60) as http:
         http.rc_server = srv  # whose output a test scans for what its requests leaked
         yield http
-
-
-@pytest.fixture(scope="session")
-def server(server, suite, contract_fixture):
-    """The server under test; over HTTP it is `vault-agent serve`, whose startup output may name
-    the vault root (Phase 1 indexing.md)."""
-    if suite.transport == "http" and server.proc is not None:
-        allow_startup_vault_path(server, contract_fixture)
-    return server

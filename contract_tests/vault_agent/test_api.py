@@ -10,7 +10,7 @@ from contract_tests import contracts
 from contract_tests.harness.limits import HEALTH, LIMITS
 from contract_tests.harness.stdio import ServerStopped
 from contract_tests.verdicts import Findings, esc
-from contract_tests.vault_agent.common import api_base, profiles_mark, start_http
+from contract_tests.vault_agent.common import api_base, profiles_mark
 
 pytestmark = profiles_mark
 EXAMPLES = 8  # per operation and generation mode; reaches every documented status of the reference
@@ -38,7 +38,7 @@ def test_schemathesis_finds_nothing_against_the_openapi_document(suite, servers,
     from schemathesis.checks import not_a_server_error
 
     fixture = contract_fixture.private_copy(tmp_path_factory.mktemp("openapi"), profile)
-    srv = start_http(servers, suite, fixture, "serve")
+    srv = servers.start_http(fixture, "serve")
     base = api_base(srv)
     schema = schemathesis.openapi.from_path(contracts.contracts_root() / "specs" / "openapi" /
                                             "vault-agent.openapi.yaml")
@@ -75,4 +75,4 @@ def test_schemathesis_finds_nothing_against_the_openapi_document(suite, servers,
         srv.close(timeout=5)
     with Findings() as findings:
         for label, (message, curl) in sorted(problems.items()):
-            findings.fail("VA-API-001", esc(message, 300), case=label, request=esc(curl.replace(base, "BASE"), 300))
+            findings.fail(esc(message, 300), case=label, request=esc(curl.replace(base, "BASE"), 300))

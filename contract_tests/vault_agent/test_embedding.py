@@ -11,7 +11,7 @@ from contract_tests.checks import called_ok, short
 from contract_tests.harness.http import free_port
 from contract_tests.harness.vault_agent import build_vault_agent
 from contract_tests.verdicts import Findings, describe_call
-from contract_tests.vault_agent.common import Ids, blocked, mcp_payload, profiles_mark, protocol_version, start_server
+from contract_tests.vault_agent.common import Ids, blocked, mcp_payload, profiles_mark, protocol_version
 
 pytestmark = profiles_mark
 REQ = "VA-MODE-002"
@@ -35,9 +35,9 @@ def unavailable(suite, servers, contract_fixture, tmp_path_factory, names):
         # indexing.md: "If lexical indexing succeeds and `embedding.require` is false, indexing
         # succeeds with a warning when embedding generation fails." Without an index there is
         # nothing to search: the check cannot run.
-        raise blocked(REQ, f"the index command with embeddings configured but unreachable exited "
-                           f"{proc.returncode}; nothing to search")
-    srv = start_server(servers, suite, fixture, extra={"config": str(config)})
+        raise blocked(f"the index command with embeddings configured but unreachable exited "
+                      f"{proc.returncode}; nothing to search", req=REQ)
+    srv = servers.start(fixture, extra={"config": str(config)})
     srv.initialize(protocol_version())
     yield srv, Ids(srv, names)
     srv.close(timeout=5)
@@ -48,18 +48,18 @@ def unavailable(suite, servers, contract_fixture, tmp_path_factory, names):
 def test_with_embeddings_configured_but_unavailable_a_call_without_mode_falls_back_to_lexical_with_a_warning(
         unavailable, names):
     srv, ids = unavailable
-    calls = [("search", {"query": "tokalpha"}), ("related", {"type": "note", "id": ids.note("alpha", REQ)})]
+    calls = [("search", {"query": "tokalpha"}), ("related", {"type": "note", "id": ids.note("alpha", req=REQ)})]
     with Findings() as findings:
         for tool, args in calls:
             args = names.args(tool, args)
             request = describe_call(tool, args)
             response = srv.call_tool(tool, args, timeout=60)
-            if not findings.check(called_ok(response), REQ, f"failed: {short(response, 160)}", case=tool,
+            if not findings.check(called_ok(response), f"failed: {short(response, 160)}", req=REQ, case=tool,
                                   request=request):
                 continue
             data = mcp_payload(response)
-            findings.check(data.get("usedMode") == "lexical", REQ, f"usedMode is {short(data.get('usedMode'))}, "
-                           "not lexical", case=tool, request=request)
+            findings.check(data.get("usedMode") == "lexical", f"usedMode is {short(data.get('usedMode'))}, "
+                           "not lexical", req=REQ, case=tool, request=request)
             codes = [w.get("code") for w in data.get("warnings") or [] if isinstance(w, dict)]
-            findings.check("EMBEDDING_UNAVAILABLE" in codes, REQ, f"warnings {short(codes)} lack "
-                           "EMBEDDING_UNAVAILABLE", case=tool, request=request)
+            findings.check("EMBEDDING_UNAVAILABLE" in codes, f"warnings {short(codes)} lack "
+                           "EMBEDDING_UNAVAILABLE", req=REQ, case=tool, request=request)

@@ -26,46 +26,49 @@ def _judge(findings: Findings, profile, klass, case: str, request: str, response
     error = rpc_error(response)
     if error is None and called_ok(response):
         req = "VA-ERR-003" if klass.get("wrong_type") or klass.get("rpc") else "VA-ERR-002"
-        findings.fail(req, f"the call succeeded; class {klass['id']} must fail", case=case, request=request)
+        findings.fail(f"the call succeeded; class {klass['id']} must fail", req=req, case=case, request=request)
         return
     code = error.get("code") if error else None
     if error is not None:
         message = error.get("message")
-        findings.check(isinstance(message, str) and message.strip(), "VA-ERR-008", "the error has an empty message",
+        findings.check(isinstance(message, str) and message.strip(), "the error has an empty message", req="VA-ERR-008",
                        case=case, request=request)
     data = error.get("data") if error else None
     errcode = data.get("errorCode") if isinstance(data, dict) else None
     if klass.get("rpc") is not None:
-        findings.check(code == klass["rpc"], "VA-ERR-003", f"a missing argument got {short(error or response, 160)}, "
-                       f"not JSON-RPC {klass['rpc']} (InvalidParams)", case=case, request=request)
+        findings.check(code == klass["rpc"], f"a missing argument got {short(error or response, 160)}, "
+                       f"not JSON-RPC {klass['rpc']} (InvalidParams)", req="VA-ERR-003", case=case, request=request)
         return
     if klass.get("wrong_type"):
         declared = choice("wrong_type_code")
         allowed = {int(declared)} if declared is not None else {INVALID_PARAMS, VALIDATION_RPC}
-        if not findings.check(code in allowed, "VA-ERR-003", f"a wrong-typed argument got "
+        if not findings.check(code in allowed, f"a wrong-typed argument got "
                               f"{short(error or response, 160)}; expected JSON-RPC "
-                              f"{' or '.join(map(str, sorted(allowed)))}", case=case, request=request):
+                              f"{' or '.join(map(str, sorted(allowed)))}", req="VA-ERR-003", case=case,
+                              request=request):
             return
         if code == VALIDATION_RPC or errcode is not None:
-            findings.check(errcode in klass["codes"], "VA-ERR-003", f"a wrong-typed argument got errorCode "
-                           f"{short(errcode)}; expected the field's validation code", case=case, request=request)
+            findings.check(errcode in klass["codes"], f"a wrong-typed argument got errorCode "
+                           f"{short(errcode)}; expected the field's validation code", req="VA-ERR-003", case=case,
+                           request=request)
         return
-    with one_case(findings, "VA-ERR-001", case, request):
-        structured_error(response, profile, "VA-ERR-001", f"class {klass['id']}", request=request, case=case)
+    with one_case(findings, case, request, req="VA-ERR-001"):
+        structured_error(response, profile, f"class {klass['id']}", req="VA-ERR-001", request=request, case=case)
     if error is not None:
-        findings.check(isinstance(code, int) and -32099 <= code <= -32000, "VA-ERR-001",
-                       f"JSON-RPC code {code} is outside -32000..-32099", case=case, request=request)
-        findings.check(isinstance(errcode, str) and CODE.match(errcode), "VA-ERR-001",
-                       f"data.errorCode {short(errcode)} is not a Phase 1 code", case=case, request=request)
+        findings.check(isinstance(code, int) and -32099 <= code <= -32000,
+                       f"JSON-RPC code {code} is outside -32000..-32099", req="VA-ERR-001", case=case, request=request)
+        findings.check(isinstance(errcode, str) and CODE.match(errcode),
+                       f"data.errorCode {short(errcode)} is not a Phase 1 code", req="VA-ERR-001", case=case,
+                       request=request)
     if not isinstance(errcode, str):
-        findings.block("VA-ERR-002", "no data.errorCode to compare", by="VA-ERR-001", case=case, request=request)
+        findings.block("no data.errorCode to compare", req="VA-ERR-002", by="VA-ERR-001", case=case, request=request)
         return
     allowed = declared_codes(klass)
-    if findings.check(errcode in allowed, "VA-ERR-002", f"errorCode {errcode}; expected {' or '.join(allowed)}",
+    if findings.check(errcode in allowed, f"errorCode {errcode}; expected {' or '.join(allowed)}", req="VA-ERR-002",
                       case=case, request=request):
         expected = rpc_codes().get(errcode)
-        findings.check(code == expected, "VA-ERR-002", f"{errcode} came with JSON-RPC {code}; mcp-tools.md gives "
-                       f"it {expected}", case=case, request=request)
+        findings.check(code == expected, f"{errcode} came with JSON-RPC {code}; mcp-tools.md gives "
+                       f"it {expected}", req="VA-ERR-002", case=case, request=request)
 
 
 def _sweep(server, names, ids, contract_fixture, profile, findings: Findings) -> None:
@@ -75,7 +78,7 @@ def _sweep(server, names, ids, contract_fixture, profile, findings: Findings) ->
             if not findings.wants(case_id):
                 continue
             try:
-                arguments = render_case(case["arguments"], ids, contract_fixture, "VA-ERR-002")
+                arguments = render_case(case["arguments"], ids, contract_fixture, req="VA-ERR-002")
             except RequirementFailure as failure:
                 for req in ERR:  # no case without the note id search should have found
                     findings.items.extend(replace(f, req=req, case=case_id) for f in failure.findings)
@@ -101,14 +104,14 @@ def test_a_tool_that_does_not_exist_gets_method_not_found(server, client):
     response = server.call_tool("rc_no_such_tool_7f3a", {})
     error = rpc_error(response) or {}
     with Findings() as findings:
-        findings.check(error.get("code") == METHOD_NOT_FOUND, "VA-TOOL-006", f"got {short(response, 200)}",
+        findings.check(error.get("code") == METHOD_NOT_FOUND, f"got {short(response, 200)}",
                        request=describe_call("rc_no_such_tool_7f3a", {}))
 
 
 @pytest.mark.integration
 @pytest.mark.req("VA-ERR-004")
 def test_an_argument_no_tool_defines_is_ignored(server, client, names, ids):
-    calls = [("search", {"query": "tokalpha lantern"}), ("get_note", {"noteId": ids.note("alpha", "VA-ERR-004")}),
+    calls = [("search", {"query": "tokalpha lantern"}), ("get_note", {"noteId": ids.note("alpha")}),
              ("get_attachment", {"vaultRelativePath": "attachments/pic.png"})]
     with Findings() as findings:
         for tool, arguments in calls:
@@ -116,11 +119,11 @@ def test_an_argument_no_tool_defines_is_ignored(server, client, names, ids):
             extra = {**plain, "rcUnknownArgument": 1, "rc_unknown_argument": "x"}
             first, second = server.call_tool(tool, plain), server.call_tool(tool, extra)
             request = describe_call(tool, extra)
-            if not findings.check(called_ok(first), "VA-ERR-004", f"the plain call failed: {short(first, 200)}",
+            if not findings.check(called_ok(first), f"the plain call failed: {short(first, 200)}",
                                   request=describe_call(tool, plain)):
                 continue
-            if not findings.check(called_ok(second), "VA-ERR-004", f"an unknown argument made the call fail: "
+            if not findings.check(called_ok(second), f"an unknown argument made the call fail: "
                                   f"{short(second, 200)}", request=request):
                 continue
-            findings.check(mcp_payload(first) == mcp_payload(second), "VA-ERR-004",
-                           "an unknown argument changed the payload", request=request)
+            findings.check(mcp_payload(first) == mcp_payload(second), "an unknown argument changed the payload",
+                           request=request)

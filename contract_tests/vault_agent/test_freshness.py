@@ -10,11 +10,10 @@ import time
 import pytest
 
 from contract_tests.checks import called_ok, short, structured_error
-from contract_tests.harness.process import Bounded
 from contract_tests.harness.vault_agent import NOTES
 from contract_tests.verdicts import Findings, RequirementFailure, describe_call
 from contract_tests.vault_agent.common import (
-    Ids, choice, error_code_of, mcp_payload, profiles_mark, protocol_version, rpc_error, start_server, wait_for,
+    Ids, choice, error_code_of, mcp_payload, profiles_mark, protocol_version, rpc_error, wait_for,
 )
 
 pytestmark = profiles_mark
@@ -38,7 +37,7 @@ def _knows_edit(srv, names) -> bool:
 def fresh(suite, servers, contract_fixture, profile, tmp_path_factory, names):
     """A private fixture (edits and index runs are the point) with its own server and ids."""
     fixture = contract_fixture.private_copy(tmp_path_factory.mktemp("freshness"), profile)
-    srv = start_server(servers, suite, fixture)
+    srv = servers.start(fixture)
     srv.initialize(protocol_version())
     yield fixture, srv, Ids(srv, names)
     srv.close(timeout=5)
@@ -68,15 +67,14 @@ def _edit(fixture, word: str) -> None:
 @pytest.mark.req("VA-FRESH-001")
 def test_an_edit_makes_search_and_related_stale_with_a_warning_until_the_index_runs(fresh, names):
     fixture, srv, ids = fresh
-    req = "VA-FRESH-001"
-    note = ids.note("alpha", req)
+    note = ids.note("alpha")
     related = {"type": "note", "id": note, "mode": "lexical"}
     with Findings() as findings:
         baseline = {}
         for tool, args in (("search", LEXICAL), ("related", related)):
             response = srv.call_tool(tool, names.args(tool, args))
             state, warnings = _state(response)
-            if not findings.check(state == "fresh", req, f"before any edit {tool} reports freshness {short(state)}: "
+            if not findings.check(state == "fresh", f"before any edit {tool} reports freshness {short(state)}: "
                                   f"{short(response, 160)}", request=describe_call(tool, args)):
                 return
             baseline[tool] = warnings
@@ -87,9 +85,9 @@ def test_an_edit_makes_search_and_related_stale_with_a_warning_until_the_index_r
             request = describe_call(tool, args)
             if state == "fresh" and _knows_edit(srv, names):
                 continue  # a watcher already indexed the edit: nothing was ever out of date
-            findings.check(state in NOT_FRESH, req, f"after an edit {tool} reports freshness {short(state)} "
+            findings.check(state in NOT_FRESH, f"after an edit {tool} reports freshness {short(state)} "
                            f"(expected one of {', '.join(NOT_FRESH)})", case="after-edit", request=request)
-            findings.check(len(warnings) > len(baseline[tool]), req, f"after an edit {tool} carries no freshness "
+            findings.check(len(warnings) > len(baseline[tool]), f"after an edit {tool} carries no freshness "
                            f"warning (warnings {short(warnings, 160)})", case="after-edit", request=request)
         fixture.index()
         seen: list = []
@@ -100,32 +98,28 @@ def test_an_edit_makes_search_and_related_stale_with_a_warning_until_the_index_r
         wait_for(settled, SETTLE_S, 0.5)
         response, request = seen[0]
         state, warnings = _state(response)
-        findings.check(state == "fresh" and warnings == baseline["search"], req,
+        findings.check(state == "fresh" and warnings == baseline["search"],
                        f"after the index command: freshness {short(state)}, warnings {short(warnings, 120)}",
                        case="reindexed", request=request)
         paths = [r.get("path") for r in (mcp_payload(response).get("results") or [])] if called_ok(response) else []
-        findings.check(NOTES["beta"] in paths, req, f"after the index command the edited text is not found "
+        findings.check(NOTES["beta"] in paths, f"after the index command the edited text is not found "
                        f"(found {short(paths)})", case="reindexed", request=request)
 
 
 @pytest.mark.data_integrity
 @pytest.mark.req("VA-FRESH-002")
-def test_a_held_writer_shows_as_pending_then_updating_with_a_warning(fresh, names, suite):
+def test_a_held_writer_shows_as_pending_then_updating_with_a_warning(fresh, names, servers):
     fixture, srv, _ids = fresh
-    req = "VA-FRESH-002"
-    if not fixture.command("hold"):
+    if not servers.command("hold"):
         pytest.skip("no hold command was given (--rc-command hold=CMD): pending and updating cannot be produced")
     with Findings() as findings:
         before, _request = _search(srv, names)
         _state_before, baseline = _state(before)
-        for n, phase in enumerate(("pending", "updating")):
+        for phase in ("pending", "updating"):
             _edit(fixture, f"tokheld{phase}")
             hold = fixture.state / f"hold-{phase}"
             hold.write_text("held by retrieval-contract\n")
-            argv = fixture.argv("hold", {"hold_state": phase, "hold_file": str(hold)})
-            home = fixture.state / f"home-hold-{n}"
-            home.mkdir(exist_ok=True)
-            writer = Bounded(argv, env=fixture.environment(home), cwd=home)
+            writer = servers.spawn(fixture, "hold", values={"hold_state": phase, "hold_file": str(hold)})
             seen: list = []
             try:
                 def reported() -> bool:
@@ -135,26 +129,27 @@ def test_a_held_writer_shows_as_pending_then_updating_with_a_warning(fresh, name
                 held = wait_for(reported, 30, 0.2)
                 response = seen[0] if seen else {}
                 state, warnings = _state(response)
-                if findings.check(held, req, f"while the writer is held {phase} search reports freshness "
+                if findings.check(held, f"while the writer is held {phase} search reports freshness "
                                   f"{short(state)}", case=phase):
-                    findings.check(len(warnings) > len(baseline), req, f"{phase} carries no warning "
+                    findings.check(len(warnings) > len(baseline), f"{phase} carries no warning "
                                    f"(warnings {short(warnings, 160)})", case=phase)
                     results = mcp_payload(response).get("results") if called_ok(response) else None
-                    findings.check(bool(results), req, f"while {phase} search answers nothing from the last index",
+                    findings.check(bool(results), f"while {phase} search answers nothing from the last index",
                                    case=phase)
             finally:
                 hold.unlink(missing_ok=True)
                 code = writer.wait(60)
                 writer.finished()
-            findings.check(code == 0, req, f"the held index command exited {code} once released" if code is not None
-                           else "the held index command did not exit within 60 s once released (killed)", case=phase)
+            findings.check(code == 0, f"the held index command exited {code} once released" if code is not None
+                           else "the held index command did not exit within 60 s once released (killed)",
+                           case=phase)
 
 
 @pytest.fixture(scope="module")
 def incompatible(suite, servers, contract_fixture):
     """A server whose vault.exclude differs from the one the index was built with."""
     config = contract_fixture.write_config("incompatible.toml", '[vault]\nexclude = ["drafts/"]\n')
-    srv = start_server(servers, suite, contract_fixture, extra={"config": str(config)})
+    srv = servers.start(contract_fixture, extra={"config": str(config)})
     srv.initialize(protocol_version())
     yield srv
     srv.close(timeout=5)
@@ -167,8 +162,7 @@ def test_a_changed_exclude_makes_search_and_related_fail_actionably_or_answer_st
     """indexing.md: a changed fingerprint leaves the index "stale or incompatible". An error must
     be INDEX_INCOMPATIBLE; an answer must say stale and warn (one warning more than the same call
     on the fresh index the session server serves), never fresh and never incompatible."""
-    req = "VA-FRESH-003"
-    calls = [("search", {"query": "tokalpha"}), ("related", {"type": "note", "id": ids.note("alpha", req)})]
+    calls = [("search", {"query": "tokalpha"}), ("related", {"type": "note", "id": ids.note("alpha")})]
     declared = choice("exclude_change")
     with Findings() as findings:
         for tool, args in calls:
@@ -178,21 +172,22 @@ def test_a_changed_exclude_makes_search_and_related_fail_actionably_or_answer_st
             if called_ok(response):
                 state, warnings = _state(response)
                 _fresh_state, baseline = _state(server.call_tool(tool, args))
-                findings.check(state == "stale", req, f"{tool} after a vault.exclude change answers with freshness "
-                               f"{short(state)} (an answer must report stale; incompatible must fail)", case=tool,
+                findings.check(state == "stale", f"{tool} after a vault.exclude change answers with freshness "
+                               f"{short(state)} (an answer must report stale; incompatible must fail)",
+                               case=tool,
                                request=request)
-                findings.check(len(warnings) > len(baseline), req, f"{tool} answers a stale index without a "
+                findings.check(len(warnings) > len(baseline), f"{tool} answers a stale index without a "
                                f"warning (warnings {short(warnings, 160)})", case=tool, request=request)
-                findings.check(declared != "incompatible", req, f"declared incompatible, but {tool} answered",
+                findings.check(declared != "incompatible", f"declared incompatible, but {tool} answered",
                                case=tool, request=request)
                 continue
             error = rpc_error(response) or {}
-            findings.check(error_code_of(response) == "INDEX_INCOMPATIBLE" and error.get("code") == -32002, req,
-                           f"{tool} on an incompatible index: {short(response, 160)}", case=tool, request=request)
+            findings.check(error_code_of(response) == "INDEX_INCOMPATIBLE" and error.get("code") == -32002,
+                           f"{tool} on an incompatible index: {short(response, 160)}", case=tool,
+                           request=request)
             message = error.get("message")
-            findings.check(not error or (isinstance(message, str) and message.strip()), req,
-                           "the error has no message", case=tool, request=request)
-            findings.check(declared != "stale", req, f"declared stale, but {tool} failed", case=tool,
+            findings.check(not error or (isinstance(message, str) and message.strip()), "the error has no message", case=tool, request=request)
+            findings.check(declared != "stale", f"declared stale, but {tool} failed", case=tool,
                            request=request)
 
 
@@ -200,8 +195,7 @@ def test_a_changed_exclude_makes_search_and_related_fail_actionably_or_answer_st
 @pytest.mark.req("VA-FRESH-004")
 def test_get_note_and_get_chunk_on_an_incompatible_index_resolve_safely_or_refuse(incompatible, names, ids,
                                                                                   contract_fixture, profile):
-    req = "VA-FRESH-004"
-    note = ids.note("alpha", req)
+    note = ids.note("alpha")
     text = (contract_fixture.vault / NOTES["alpha"]).read_text(encoding="utf-8")
     declared = choice("incompatible_get")
     with Findings() as findings:
@@ -213,14 +207,15 @@ def test_get_note_and_get_chunk_on_an_incompatible_index_resolve_safely_or_refus
                 content = mcp_payload(response).get("content")
                 right = content == text if tool == "get_note" else isinstance(content, str) and content.strip() and \
                     content.strip() in text
-                findings.check(right, req, f"{tool} answered content that is not the requested note's", case=tool,
+                findings.check(right, f"{tool} answered content that is not the requested note's", case=tool,
                                request=request)
-                findings.check(declared != "refuse", req, f"declared to refuse, but {tool} answered", case=tool,
+                findings.check(declared != "refuse", f"declared to refuse, but {tool} answered", case=tool,
                                request=request)
                 continue
             try:
-                structured_error(response, profile, req, f"{tool} on an incompatible index", request=request, case=tool)
+                structured_error(response, profile, f"{tool} on an incompatible index", request=request,
+                                 case=tool)
             except RequirementFailure as failure:
                 findings.items.extend(failure.findings)
-            findings.check(declared != "resolve", req, f"declared to resolve, but {tool} refused", case=tool,
+            findings.check(declared != "resolve", f"declared to resolve, but {tool} refused", case=tool,
                            request=request)

@@ -17,7 +17,7 @@ from contract_tests.harness.vault_agent import NOTES, token
 from contract_tests.verdicts import Findings
 from contract_tests.vault_agent.common import (
     OLDEST_VERSION, answers_mcp, api_base, initialize_http, mcp_payload, per_requirement, profiles_mark,
-    serve_refusals, start_http, sweep_verdict,
+    serve_refusals, sweep_verdict,
 )
 
 pytestmark = profiles_mark
@@ -58,7 +58,7 @@ def _start_all(servers, suite, fixture, cases):
         name, toml, env, flags = case[:4]
         values = {"config": str(fixture.write_config(f"{name}.toml", toml))} if toml else {}
         try:
-            started[name] = start_http(servers, suite, fixture, "serve", values=values, env=env, append=flags)
+            started[name] = servers.start_http(fixture, "serve", values=values, env=env, append=flags)
         except Exception as exc:  # noqa: BLE001 - reported as the case's finding
             started[name] = exc
     threads = [threading.Thread(target=one, args=(case,)) for case in cases]
@@ -85,22 +85,22 @@ def _config_sweep(suite, servers, contract_fixture, findings) -> None:
         srv = started.get(name)
         if not isinstance(srv, HttpServer):
             for req in reqs:
-                findings.fail(req, f"serve did not start: {short(str(srv), 160)}", case=name)
+                findings.fail(f"serve did not start: {short(str(srv), 160)}", req=req, case=name)
             continue
         base = api_base(srv)
         if on is not None:
             ok = answers_mcp(initialize_http(base, on))
             for req in reqs:
-                findings.check(ok, req, f"MCP does not answer at {on} (env {env}, flags {list(flags)})", case=name)
+                findings.check(ok, f"MCP does not answer at {on} (env {env}, flags {list(flags)})", req=req, case=name)
         for path in off:
             ok = answers_mcp(initialize_http(base, path))
             for req in reqs:
-                findings.check(not ok, req, f"MCP answers at {path}, which the settings override or leave off "
-                               f"(env {env}, flags {list(flags)})", case=name)
+                findings.check(not ok, f"MCP answers at {path}, which the settings override or leave off "
+                               f"(env {env}, flags {list(flags)})", req=req, case=name)
         if name == "default":
             api = httpx.post(base + "/search", json={"query": "tokalpha"}, timeout=30)
-            findings.check(api.status_code == 200, "VA-HTTP-001", f"the HTTP API does not answer: "
-                           f"{api.status_code}", case=name)
+            findings.check(api.status_code == 200, f"the HTTP API does not answer: "
+                           f"{api.status_code}", req="VA-HTTP-001", case=name)
         srv.close(timeout=5)
 
 
@@ -109,8 +109,8 @@ def _config_sweep(suite, servers, contract_fixture, findings) -> None:
 def test_an_mcp_endpoint_on_an_api_path_is_refused_at_start_up(suite, servers, contract_fixture):
     cases = {path: ({}, {MCP_ENABLED: "true", MCP_ENDPOINT: path}) for path in ("/search", "/status")}
     with Findings() as findings:
-        for path, outcome in serve_refusals(servers, suite, contract_fixture, cases).items():
-            findings.check(outcome is None, "VA-HTTP-002", f"with mcp.http.endpoint {path} serve {outcome}; "
+        for path, outcome in serve_refusals(servers, contract_fixture, cases).items():
+            findings.check(outcome is None, f"with mcp.http.endpoint {path} serve {outcome}; "
                            "it must refuse to start", case=path)
 
 
@@ -129,8 +129,8 @@ def test_an_mcp_endpoint_without_a_leading_slash_or_with_dot_dot_or_a_null_byte_
         values = {"config": str(contract_fixture.write_config(f"endpoint-{name}.toml", toml))} if toml else {}
         cases[name] = (values, {MCP_ENABLED: "true", **({MCP_ENDPOINT: path} if path else {})})
     with Findings() as findings:
-        for name, outcome in serve_refusals(servers, suite, contract_fixture, cases).items():
-            findings.check(outcome is None, "VA-HTTP-013", f"with such an mcp.http.endpoint serve {outcome}; it must "
+        for name, outcome in serve_refusals(servers, contract_fixture, cases).items():
+            findings.check(outcome is None, f"with such an mcp.http.endpoint serve {outcome}; it must "
                            "refuse to start", case=name)
 
 
@@ -143,7 +143,7 @@ def test_post_answers_in_json_or_sse_and_get_opens_an_event_stream(server, clien
         response = initialize_http(base, path)
         kind = response.headers.get("content-type", "")
         findings.check(response.status_code == 200 and ("application/json" in kind or "text/event-stream" in kind),
-                       "VA-HTTP-003", f"POST initialize: {response.status_code} {short(kind)}")
+                       f"POST initialize: {response.status_code} {short(kind)}")
         session = response.headers.get("mcp-session-id")
         version = next((json.loads(t).get("result", {}).get("protocolVersion") for t in messages_of(response)), None)
         headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
@@ -151,10 +151,10 @@ def test_post_answers_in_json_or_sse_and_get_opens_an_event_stream(server, clien
                    **({"MCP-Protocol-Version": version} if version else {})}
         note = httpx.post(base + path, json={"jsonrpc": "2.0", "method": "notifications/initialized"},
                           headers=headers, timeout=30)
-        findings.check(note.status_code == 202, "VA-HTTP-003", f"a POSTed notification got {note.status_code}, not 202")
+        findings.check(note.status_code == 202, f"a POSTed notification got {note.status_code}, not 202")
         with httpx.stream("GET", base + path, headers={**headers, "Accept": "text/event-stream"}, timeout=10) as stream:
             kind = stream.headers.get("content-type", "")
-            findings.check(stream.status_code == 200 and "text/event-stream" in kind, "VA-HTTP-003",
+            findings.check(stream.status_code == 200 and "text/event-stream" in kind,
                            f"GET with Accept text/event-stream: {stream.status_code} {short(kind)}")
         if session:
             httpx.delete(base + path, headers=headers, timeout=10)
@@ -165,7 +165,7 @@ def test_post_answers_in_json_or_sse_and_get_opens_an_event_stream(server, clien
 def test_a_loopback_bind_serves_mcp_without_an_api_key(server, client):
     response = initialize_http(api_base(server), httpx.URL(server.url).path)
     with Findings() as findings:
-        findings.check(answers_mcp(response), "VA-HTTP-004", f"without Authorization: {response.status_code} "
+        findings.check(answers_mcp(response), f"without Authorization: {response.status_code} "
                        f"{short(response.text, 160)}")
 
 
@@ -184,19 +184,19 @@ def test_cors_is_off_by_default_and_allows_only_the_configured_origin_without_cr
         for what, response in (("preflight", _preflight(base, path, APP)),
                                ("POST /search", httpx.post(base + "/search", json={"query": "tokalpha"},
                                                            headers={"Origin": APP}, timeout=30))):
-            findings.check("access-control-allow-origin" not in response.headers, "VA-HTTP-006",
+            findings.check("access-control-allow-origin" not in response.headers,
                            f"CORS is on by default: {what} from {APP} got Access-Control-Allow-Origin", case="default")
-        srv = start_http(servers, suite, contract_fixture, "server", path=path,
+        srv = servers.start_http(contract_fixture, "server", path=path,
                          env={"VAULT_AGENT_CORS_ENABLED": "true", "VAULT_AGENT_CORS_ALLOWED_ORIGINS": APP})
         base = api_base(srv)
         allowed = _preflight(base, path, APP)
-        findings.check(allowed.headers.get("access-control-allow-origin") == APP, "VA-HTTP-006",
+        findings.check(allowed.headers.get("access-control-allow-origin") == APP,
                        f"the allowed origin's preflight got {allowed.status_code} "
                        f"{short(allowed.headers.get('access-control-allow-origin'))}", case="enabled")
-        findings.check(allowed.headers.get("access-control-allow-credentials", "").lower() != "true", "VA-HTTP-006",
+        findings.check(allowed.headers.get("access-control-allow-credentials", "").lower() != "true",
                        "credentials are allowed", case="enabled")
         other = _preflight(base, path, EVIL)
-        findings.check(other.headers.get("access-control-allow-origin") not in (EVIL, "*"), "VA-HTTP-006",
+        findings.check(other.headers.get("access-control-allow-origin") not in (EVIL, "*"),
                        "another origin's preflight is allowed", case="enabled")
         srv.close(timeout=5)
 
@@ -206,7 +206,7 @@ def test_cors_is_off_by_default_and_allows_only_the_configured_origin_without_cr
 def test_a_foreign_host_header_is_refused_on_a_loopback_bind(server, client):
     response = initialize_http(api_base(server), httpx.URL(server.url).path, Host="evil.example")
     with Findings() as findings:
-        findings.check(400 <= response.status_code < 500 and not answers_mcp(response), "VA-HTTP-007",
+        findings.check(400 <= response.status_code < 500 and not answers_mcp(response),
                        f"Host evil.example got HTTP {response.status_code}"
                        f"{' with an MCP answer' if answers_mcp(response) else ''}")
 
@@ -245,8 +245,8 @@ def test_twenty_concurrent_sessions_get_their_own_answers(servers, server, clien
         thread.join(120)
     ids = [s.session_id for s in sessions if s.session_id]
     with Findings() as findings:
-        findings.check(len(set(ids)) == len(ids), "VA-HTTP-008", f"{len(ids) - len(set(ids))} session ids repeat")
+        findings.check(len(set(ids)) == len(ids), f"{len(ids) - len(set(ids))} session ids repeat")
         for problem in problems:
-            findings.fail("VA-HTTP-008", problem)
+            findings.fail(problem)
     for session in sessions:
         session.close(timeout=5)

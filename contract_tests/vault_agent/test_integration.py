@@ -68,9 +68,10 @@ def _malformed(srv, seen: dict) -> None:
 
 def _check_versions(findings, answers) -> None:
     first = answers[OLDEST_VERSION].get("result") or {}
-    findings.check(first.get("protocolVersion") == OLDEST_VERSION, "VA-PROTO-001",
-                   f"initialize {OLDEST_VERSION} answered {short(answers[OLDEST_VERSION], 160)}", case=OLDEST_VERSION)
-    findings.check("tools" in (first.get("capabilities") or {}), "VA-PROTO-001", "no tools capability",
+    findings.check(first.get("protocolVersion") == OLDEST_VERSION,
+                   f"initialize {OLDEST_VERSION} answered {short(answers[OLDEST_VERSION], 160)}", req="VA-PROTO-001",
+                   case=OLDEST_VERSION)
+    findings.check("tools" in (first.get("capabilities") or {}), "no tools capability", req="VA-PROTO-001",
                    case=OLDEST_VERSION)
     declared = choice("unsupported_version")
     for version in UNSUPPORTED:
@@ -78,39 +79,45 @@ def _check_versions(findings, answers) -> None:
         offered = (answer.get("result") or {}).get("protocolVersion")
         if "result" in answer:
             findings.check(offered != version and isinstance(offered, str) and offered >= OLDEST_VERSION,
-                           "VA-PROTO-002", f"initialize {version} was answered with {short(offered)}", case=version)
-            findings.check(declared in (None, "counter-offer"), "VA-PROTO-002",
-                           "declared an error for an unsupported version, but counter-offered", case=version)
-        else:
-            findings.check(rpc_error(answer) is not None, "VA-PROTO-002",
-                           f"initialize {version}: neither a result nor a JSON-RPC error: {short(answer, 160)}",
+                           f"initialize {version} was answered with {short(offered)}", req="VA-PROTO-002", case=version)
+            findings.check(declared in (None, "counter-offer"),
+                           "declared an error for an unsupported version, but counter-offered", req="VA-PROTO-002",
                            case=version)
-            findings.check(declared in (None, "error"), "VA-PROTO-002",
-                           "declared a counter-offer for an unsupported version, but answered an error", case=version)
+        else:
+            findings.check(rpc_error(answer) is not None,
+                           f"initialize {version}: neither a result nor a JSON-RPC error: {short(answer, 160)}",
+                           req="VA-PROTO-002",
+                           case=version)
+            findings.check(declared in (None, "error"),
+                           "declared a counter-offer for an unsupported version, but answered an error",
+                           req="VA-PROTO-002", case=version)
     missing = answers[None]
     code = (rpc_error(missing) or {}).get("code")
-    findings.check(code == -32600, "VA-PROTO-003", f"initialize without protocolVersion answered "
-                   f"{short(missing, 160)}; expected the JSON-RPC error -32600", case="no-version")
+    findings.check(code == -32600, f"initialize without protocolVersion answered "
+                   f"{short(missing, 160)}; expected the JSON-RPC error -32600", req="VA-PROTO-003", case="no-version")
 
 
 def _check_malformed_stdio(findings, seen) -> None:
     messages = [m for item in seen["unsolicited"] for m in (item if isinstance(item, list) else [item])
                 if isinstance(m, dict)]
-    findings.check(any(m.get("error", {}).get("code") == -32700 for m in messages), "VA-PROTO-004",
-                   f"no -32700 error for a line that is not JSON (unsolicited answers: {short(messages, 160)})")
-    findings.check("result" in seen["after_bad"], "VA-PROTO-004", "the server stopped answering after the bad line")
+    findings.check(any(m.get("error", {}).get("code") == -32700 for m in messages),
+                   f"no -32700 error for a line that is not JSON (unsolicited answers: {short(messages, 160)})",
+                   req="VA-PROTO-004")
+    findings.check("result" in seen["after_bad"], "the server stopped answering after the bad line", req="VA-PROTO-004")
     answered = {m.get("id") for m in messages if "result" in m}
     refused = any(m.get("error", {}).get("code") == -32600 for m in messages)
     declared = choice("batch")
-    findings.check("result" in seen.get("after_batch", {}), "VA-PROTO-005", "the server stopped answering after a batch")
+    findings.check("result" in seen.get("after_batch", {}), "the server stopped answering after a batch",
+                   req="VA-PROTO-005")
     if declared == "answer":
-        findings.check({"rc-b1", "rc-b2"} <= answered, "VA-PROTO-005", f"declared to answer batches; got "
-                       f"{short(messages, 160)}")
+        findings.check({"rc-b1", "rc-b2"} <= answered, f"declared to answer batches; got "
+                       f"{short(messages, 160)}", req="VA-PROTO-005")
     elif declared == "refuse":
-        findings.check(refused, "VA-PROTO-005", f"declared to refuse batches; got {short(messages, 160)}")
+        findings.check(refused, f"declared to refuse batches; got {short(messages, 160)}", req="VA-PROTO-005")
     else:
-        findings.check({"rc-b1", "rc-b2"} <= answered or refused, "VA-PROTO-005",
-                       f"a batch got neither an answer per request nor -32600: {short(messages, 160)}")
+        findings.check({"rc-b1", "rc-b2"} <= answered or refused,
+                       f"a batch got neither an answer per request nor -32600: {short(messages, 160)}",
+                       req="VA-PROTO-005")
 
 
 def _check_malformed_http(findings, server) -> None:
@@ -121,8 +128,8 @@ def _check_malformed_http(findings, server) -> None:
     except ValueError:
         body = None
     code = body.get("error", {}).get("code") if isinstance(body, dict) else None
-    findings.check(response.status_code == 400 and code == -32700, "VA-PROTO-004",
-                   f"got HTTP {response.status_code} {short(response.text, 160)}")
+    findings.check(response.status_code == 400 and code == -32700,
+                   f"got HTTP {response.status_code} {short(response.text, 160)}", req="VA-PROTO-004")
 
 
 PROTO = ("VA-PROTO-001", "VA-PROTO-002", "VA-PROTO-003", "VA-PROTO-004", "VA-PROTO-005")
@@ -150,7 +157,7 @@ def _handshake(suite, servers, server, contract_fixture, findings) -> None:
         _check_malformed_stdio(findings, seen)
     else:
         for req in ("VA-PROTO-004", "VA-PROTO-005"):
-            findings.block(req, f"initialize {OLDEST_VERSION} failed on a fresh server", by="VA-PROTO-001")
+            findings.block(f"initialize {OLDEST_VERSION} failed on a fresh server", req=req, by="VA-PROTO-001")
 
 
 @pytest.mark.integration
@@ -158,7 +165,7 @@ def _handshake(suite, servers, server, contract_fixture, findings) -> None:
 def test_search_finds_each_note_by_a_word_only_it_holds(ids):
     with Findings() as findings:
         for problem in ids.problems:
-            findings.fail("VA-SRCH-001", problem)
+            findings.fail(problem)
 
 
 @pytest.mark.integration
@@ -174,15 +181,15 @@ def test_search_without_a_limit_answers_at_most_ten_results(server, client, name
             results = mcp_payload(response).get("results") if called_ok(response) else None
             if not isinstance(results, list):
                 if label == "limit 50":  # nothing to compare with: not this requirement's failure
-                    findings.block(req, f"search with limit 50 failed: {short(response, 160)}", request=request,
+                    findings.block(f"search with limit 50 failed: {short(response, 160)}", req=req, request=request,
                                    by="search failed")
                 else:
-                    findings.fail(req, f"search without a limit failed: {short(response, 160)}", request=request)
+                    findings.fail(f"search without a limit failed: {short(response, 160)}", req=req, request=request)
                 return
             counts[label] = len(results)
-        findings.check(counts["no limit"] == min(10, counts["limit 50"]), req,
+        findings.check(counts["no limit"] == min(10, counts["limit 50"]),
                        f"without a limit search answered {counts['no limit']} results; with limit 50 it answered "
-                       f"{counts['limit 50']} (the default limit is 10)", request=request)
+                       f"{counts['limit 50']} (the default limit is 10)", req=req, request=request)
 
 
 def _call(server, names, tool, args):
@@ -199,16 +206,16 @@ def _codes(payload) -> list[str]:
 def test_without_embeddings_search_and_related_use_lexical_with_the_documented_warnings(server, client, names, ids):
     with Findings() as findings:
         for tool, args, warn in (("search", {"query": "tokalpha"}, None),
-                                 ("related", {"type": "note", "id": ids.note("alpha", "VA-MODE-001")}, False),
+                                 ("related", {"type": "note", "id": ids.note("alpha")}, False),
                                  ("search", {"query": "tokalpha", "mode": "hybrid"}, True)):
             response, request = _call(server, names, tool, args)
-            if not findings.check(called_ok(response), "VA-MODE-001", f"failed: {short(response, 160)}", request=request):
+            if not findings.check(called_ok(response), f"failed: {short(response, 160)}", request=request):
                 continue
             data = mcp_payload(response)
-            findings.check(data.get("usedMode") == "lexical", "VA-MODE-001",
+            findings.check(data.get("usedMode") == "lexical",
                            f"usedMode is {short(data.get('usedMode'))}, not lexical", request=request)
             if warn is not None:
-                findings.check(("EMBEDDING_UNAVAILABLE" in _codes(data)) is warn, "VA-MODE-001",
+                findings.check(("EMBEDDING_UNAVAILABLE" in _codes(data)) is warn,
                                f"warnings {_codes(data)}: EMBEDDING_UNAVAILABLE {'missing' if warn else 'present'}",
                                request=request)
 
@@ -218,33 +225,33 @@ def test_without_embeddings_search_and_related_use_lexical_with_the_documented_w
 def test_related_never_lists_its_own_input(server, client, names, ids):
     with Findings() as findings:
         for name in ("alpha", "gamma"):
-            note = ids.note(name, "VA-REL-001")
+            note = ids.note(name)
             for args, own in (({"type": "note", "id": note, "limit": 50, "mode": "lexical"}, None),
                               ({"type": "chunk", "id": f"{note}:0", "limit": 50, "mode": "lexical"}, 0)):
                 response, request = _call(server, names, "related", args)
-                if not findings.check(called_ok(response), "VA-REL-001", f"failed: {short(response, 160)}",
+                if not findings.check(called_ok(response), f"failed: {short(response, 160)}",
                                       request=request):
                     continue
                 results = mcp_payload(response).get("results") or []
                 mine = [r for r in results if isinstance(r, dict) and r.get("noteId") == note
                         and (own is None or r.get("chunkIndex") == own)]
-                findings.check(not mine, "VA-REL-001", f"related lists its own input: {short(mine[:2], 160)}",
+                findings.check(not mine, f"related lists its own input: {short(mine[:2], 160)}",
                                request=request)
 
 
 @pytest.mark.integration
 @pytest.mark.req("VA-SIZE-001")
 def test_an_oversized_note_needs_allow_large(server, client, names, ids, contract_fixture):
-    note = ids.note("large", "VA-SIZE-001")
+    note = ids.note("large")
     text = (contract_fixture.vault / NOTES["large"]).read_text(encoding="utf-8")
     with Findings() as findings:
         response, request = _call(server, names, "get_note", {"noteId": note})
-        findings.check(error_code_of(response) == "QUERY_TOO_LARGE", "VA-SIZE-001",
-                       f"without allowLarge: {short(response, 160)}", request=request)
+        findings.check(error_code_of(response) == "QUERY_TOO_LARGE", f"without allowLarge: {short(response, 160)}",
+                       request=request)
         response, request = _call(server, names, "get_note", {"noteId": note, "allowLarge": True})
-        if findings.check(called_ok(response), "VA-SIZE-001", f"with allowLarge: {short(response, 160)}",
+        if findings.check(called_ok(response), f"with allowLarge: {short(response, 160)}",
                           request=request):
-            findings.check(mcp_payload(response).get("content") == text, "VA-SIZE-001",
+            findings.check(mcp_payload(response).get("content") == text,
                            "with allowLarge the content is not the whole note", request=request)
 
 
@@ -255,15 +262,15 @@ def test_an_attachment_is_metadata_unless_downloaded_then_base64_with_its_mime_t
     vault = contract_fixture.vault
     with Findings() as findings:
         response, request = _call(server, names, "get_attachment", {"vaultRelativePath": "attachments/readme.txt"})
-        if findings.check(called_ok(response), "VA-SIZE-002", f"metadata: {short(response, 160)}", request=request):
+        if findings.check(called_ok(response), f"metadata: {short(response, 160)}", request=request):
             data = mcp_payload(response)
-            findings.check("content" not in data, "VA-SIZE-002", "metadata carries content", request=request)
-            findings.check(data.get("size") == (vault / "attachments/readme.txt").stat().st_size, "VA-SIZE-002",
+            findings.check("content" not in data, "metadata carries content", request=request)
+            findings.check(data.get("size") == (vault / "attachments/readme.txt").stat().st_size,
                            f"size {short(data.get('size'))} is not the file's", request=request)
         for rel, mime in (("attachments/pic.png", "image/png"), ("attachments/blob.unknownext", "application/octet-stream"),
                           ("attachments/readme.txt", None)):
             response, request = _call(server, names, "get_attachment", {"vaultRelativePath": rel, "download": True})
-            if not findings.check(called_ok(response), "VA-SIZE-002", f"download: {short(response, 160)}",
+            if not findings.check(called_ok(response), f"download: {short(response, 160)}",
                                   request=request):
                 continue
             data = mcp_payload(response)
@@ -271,12 +278,12 @@ def test_an_attachment_is_metadata_unless_downloaded_then_base64_with_its_mime_t
                 decoded = base64.b64decode(str(data.get("content")), validate=True)
             except ValueError:
                 decoded = None
-            findings.check(decoded == (vault / rel).read_bytes(), "VA-SIZE-002",
-                           "the base64 content is not the file's bytes", request=request)
-            findings.check(data.get("encoding") == "base64", "VA-SIZE-002",
-                           f"encoding is {short(data.get('encoding'))}", request=request)
+            findings.check(decoded == (vault / rel).read_bytes(), "the base64 content is not the file's bytes",
+                           request=request)
+            findings.check(data.get("encoding") == "base64", f"encoding is {short(data.get('encoding'))}",
+                           request=request)
             got = str(data.get("contentType", "")).split(";")[0].strip().lower()
-            findings.check(got == mime if mime else bool(got), "VA-SIZE-002", f"contentType {short(got)}; "
+            findings.check(got == mime if mime else bool(got), f"contentType {short(got)}; "
                            f"expected {mime or 'a MIME type'}", request=request)
 
 
@@ -286,8 +293,8 @@ def test_a_download_over_50_mib_fails_even_with_allow_large(server, client, name
     with Findings() as findings:
         response, request = _call(server, names, "get_attachment", {"vaultRelativePath": "attachments/huge.bin",
                                                                     "download": True, "allowLarge": True})
-        findings.check(error_code_of(response) == "QUERY_TOO_LARGE", "VA-SIZE-004",
-                       f"64 MiB with allowLarge: {short(response, 160)}", request=request)
+        findings.check(error_code_of(response) == "QUERY_TOO_LARGE", f"64 MiB with allowLarge: {short(response, 160)}",
+                       request=request)
 
 
 @pytest.mark.integration
@@ -298,11 +305,11 @@ def test_a_download_over_10_mib_needs_allow_large(server, client, names, contrac
     with Findings() as findings:
         args = {"vaultRelativePath": "attachments/eleven.bin", "download": True}
         response, request = _call(server, names, "get_attachment", args)
-        findings.check(error_code_of(response) == "QUERY_TOO_LARGE", "VA-SIZE-003",
+        findings.check(error_code_of(response) == "QUERY_TOO_LARGE",
                        f"11 MiB without allowLarge: {short(response, 160)}", request=request)
         response, request = _call(server, names, "get_attachment", {**args, "allowLarge": True})
-        if findings.check(called_ok(response), "VA-SIZE-003", f"11 MiB with allowLarge: {short(response, 160)}",
+        if findings.check(called_ok(response), f"11 MiB with allowLarge: {short(response, 160)}",
                           request=request):
             content = str(mcp_payload(response).get("content", ""))
-            findings.check(hashlib.sha256(base64.b64decode(content)).hexdigest() == digest, "VA-SIZE-003",
+            findings.check(hashlib.sha256(base64.b64decode(content)).hexdigest() == digest,
                            "the downloaded bytes are not the file's", request=request)

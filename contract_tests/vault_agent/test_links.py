@@ -11,7 +11,7 @@ import pytest
 
 from contract_tests.checks import called_ok, short
 from contract_tests.harness.vault_agent import AMBIGUOUS, LINKER, MISSING
-from contract_tests.verdicts import Findings, describe_call
+from contract_tests.verdicts import Findings, describe_call, own
 from contract_tests.vault_agent.common import blocked, mcp_payload, profiles_mark
 
 pytestmark = profiles_mark
@@ -23,13 +23,14 @@ def _call(server, names, tool, args):
     return server.call_tool(tool, args, timeout=60), describe_call(tool, args)
 
 
-def _linker(server, names, req: str) -> tuple[str, list[int], dict]:
+def _linker(server, names, *, req: str | None = None) -> tuple[str, list[int], dict]:
     """The linker note's id, the chunk indexes search showed for it, and that search's payload."""
+    req = own(req)
     response, _ = _call(server, names, "search", {"query": "toklinker", "limit": 50})
     data = mcp_payload(response) if called_ok(response) else {}
     mine = [r for r in data.get("results") or [] if isinstance(r, dict) and r.get("path") == LINKER]
     if not mine or not isinstance(mine[0].get("noteId"), str):
-        raise blocked(req, f"search toklinker did not find {LINKER}", by="VA-SRCH-001")
+        raise blocked(f"search toklinker did not find {LINKER}", req=req, by="VA-SRCH-001")
     chunks = sorted({r["chunkIndex"] for r in mine if isinstance(r.get("chunkIndex"), int)})
     return mine[0]["noteId"], chunks, data
 
@@ -42,36 +43,35 @@ def _named(value, target: str) -> bool:
 @pytest.mark.integration
 @pytest.mark.req("VA-LINK-001")
 def test_an_ambiguous_or_missing_wikilink_is_never_listed_as_resolved(server, client, names):
-    req = "VA-LINK-001"
-    note, _chunks, _ = _linker(server, names, req)
+    note, _chunks, _ = _linker(server, names)
     response, request = _call(server, names, "get_note", {"noteId": note})
     with Findings() as findings:
-        if not findings.check(called_ok(response), req, f"get_note failed: {short(response, 160)}", request=request):
+        if not findings.check(called_ok(response), f"get_note failed: {short(response, 160)}",
+                              request=request):
             return
         data = mcp_payload(response)
         if "links" not in data:
             return  # no link summary: the documents allow it
         links = data["links"]
         if not findings.check(isinstance(links, dict) and isinstance(links.get("resolved"), list)
-                              and isinstance(links.get("unresolved"), list), req,
+                              and isinstance(links.get("unresolved"), list),
                               f"links is not {{resolved: [...], unresolved: [...]}}: {short(links, 160)}",
                               request=request):
             return
         for target in (AMBIGUOUS, MISSING):
             wrong = [entry for entry in links["resolved"] if _named(entry, target)]
-            findings.check(not wrong, req, f"[[{target}]] ({'two' if target == AMBIGUOUS else 'no'} matching notes) "
+            findings.check(not wrong, f"[[{target}]] ({'two' if target == AMBIGUOUS else 'no'} matching notes) "
                            f"is listed as resolved: {short(wrong, 160)}", case=target, request=request)
 
 
 @pytest.mark.integration
 @pytest.mark.req("VA-LINK-002")
 def test_a_chunk_summarises_only_the_links_it_contains(server, client, names):
-    req = "VA-LINK-002"
-    note, chunks, _ = _linker(server, names, req)
+    note, chunks, _ = _linker(server, names)
     with Findings() as findings:
         for index in chunks:
             response, request = _call(server, names, "get_chunk", {"noteId": note, "chunkIndex": index})
-            if not findings.check(called_ok(response), req, f"get_chunk failed: {short(response, 160)}",
+            if not findings.check(called_ok(response), f"get_chunk failed: {short(response, 160)}",
                                   case=str(index), request=request):
                 continue
             data = mcp_payload(response)
@@ -79,7 +79,7 @@ def test_a_chunk_summarises_only_the_links_it_contains(server, client, names):
             if "links" not in data:
                 continue
             foreign = [t for t in TARGETS if f"[[{t}]]" not in content and _named(data["links"], t)]
-            findings.check(not foreign, req, f"chunk {index} lists links it does not contain: {foreign}",
+            findings.check(not foreign, f"chunk {index} lists links it does not contain: {foreign}",
                            case=str(index), request=request)
 
 
@@ -90,18 +90,17 @@ def _codes(data) -> set:
 @pytest.mark.integration
 @pytest.mark.req("VA-LINK-003")
 def test_unresolved_and_ambiguous_wikilinks_raise_no_warning(server, client, names, ids):
-    req = "VA-LINK-003"
-    note, _chunks, _search = _linker(server, names, req)
-    pairs = [("get_note", {"noteId": note}, {"noteId": ids.note("alpha", req)}),
+    note, _chunks, _search = _linker(server, names)
+    pairs = [("get_note", {"noteId": note}, {"noteId": ids.note("alpha")}),
              ("search", {"query": "toklinker"}, {"query": "tokalpha"})]
     with Findings() as findings:
         for tool, linked, plain in pairs:
             got, request = _call(server, names, tool, linked)
             base, base_request = _call(server, names, tool, plain)
-            if not (findings.check(called_ok(got), req, f"failed: {short(got, 160)}", case=tool, request=request)
-                    and findings.check(called_ok(base), req, f"failed: {short(base, 160)}", case=tool,
+            if not (findings.check(called_ok(got), f"failed: {short(got, 160)}", case=tool, request=request)
+                    and findings.check(called_ok(base), f"failed: {short(base, 160)}", case=tool,
                                        request=base_request)):
                 continue
             extra = _codes(mcp_payload(got)) - _codes(mcp_payload(base))
-            findings.check(not extra, req, f"warnings {sorted(map(str, extra))} that the same call on a note "
+            findings.check(not extra, f"warnings {sorted(map(str, extra))} that the same call on a note "
                            "without wikilinks does not carry", case=tool, request=request)

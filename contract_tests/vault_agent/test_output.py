@@ -31,8 +31,8 @@ def test_search_does_not_echo_the_raw_query(server, client, names, contract_fixt
     with Findings() as findings:
         for args in ({"query": f"tokalpha {word}"}, {"query": f"tokbeta {word}", "mode": "lexical", "limit": 3}):
             response, request = _call(server, names, "search", args)
-            if findings.check(called_ok(response), "VA-OUT-003", f"failed: {short(response, 160)}", request=request):
-                findings.check(word not in json.dumps(mcp_payload(response)).lower(), "VA-OUT-003",
+            if findings.check(called_ok(response), f"failed: {short(response, 160)}", request=request):
+                findings.check(word not in json.dumps(mcp_payload(response)).lower(),
                                "the payload carries the raw query", request=request)
 
 
@@ -41,32 +41,32 @@ def test_search_does_not_echo_the_raw_query(server, client, names, contract_fixt
 def test_every_search_and_related_score_is_between_0_and_1(server, client, names, ids):
     calls = [("search", {"query": "tokalpha lantern meadow", "limit": 50}),
              ("search", {"query": "lantern", "mode": "hybrid", "limit": 50}),
-             ("related", {"type": "note", "id": ids.note("alpha", "VA-OUT-004"), "limit": 50, "mode": "lexical"})]
+             ("related", {"type": "note", "id": ids.note("alpha"), "limit": 50, "mode": "lexical"})]
     with Findings() as findings:
         for tool, args in calls:
             response, request = _call(server, names, tool, args)
-            if not findings.check(called_ok(response), "VA-OUT-004", f"failed: {short(response, 160)}",
+            if not findings.check(called_ok(response), f"failed: {short(response, 160)}",
                                   request=request):
                 continue
             results = [r for r in mcp_payload(response).get("results") or [] if isinstance(r, dict)]
             bad = [r.get("score") for r in results if not (isinstance(r.get("score"), (int, float))
                                                          and not isinstance(r.get("score"), bool)
                                                          and 0 <= r["score"] <= 1)]
-            findings.check(results and not bad, "VA-OUT-004", f"scores outside 0..1: {short(bad[:5])}"
+            findings.check(results and not bad, f"scores outside 0..1: {short(bad[:5])}"
                            if results else "no result to read a score from", request=request)
 
 
 @pytest.mark.integration
 @pytest.mark.req("VA-OUT-005")
 def test_notes_and_chunks_come_as_utf_8_markdown(server, client, names, ids):
-    note = ids.note("alpha", "VA-OUT-005")
+    note = ids.note("alpha")
     with Findings() as findings:
         for tool, args in (("get_note", {"noteId": note}), ("get_chunk", {"noteId": note, "chunkIndex": 0})):
             response, request = _call(server, names, tool, args)
-            if findings.check(called_ok(response), "VA-OUT-005", f"failed: {short(response, 160)}", request=request):
+            if findings.check(called_ok(response), f"failed: {short(response, 160)}", request=request):
                 got = mcp_payload(response).get("contentType")
                 findings.check(isinstance(got, str) and got.replace(" ", "").lower() == MARKDOWN.replace(" ", ""),
-                               "VA-OUT-005", f"contentType {short(got)}, not {MARKDOWN}", request=request)
+                               f"contentType {short(got)}, not {MARKDOWN}", request=request)
 
 
 @needs_proc
@@ -79,22 +79,22 @@ def test_the_stdio_server_listens_on_no_port(suite, server, client, names):
     listening = [s for pid in process_tree(server.pid) for s in inet_sockets(pid)
                  if s.startswith("tcp") and s.split()[2].endswith(":0000")]
     with Findings() as findings:
-        findings.check(not listening, "VA-STDIO-009", f"the stdio process holds listening sockets: {listening[:3]}")
+        findings.check(not listening, f"the stdio process holds listening sockets: {listening[:3]}")
 
 
 @pytest.mark.integration
 @pytest.mark.req("VA-CHUNK-001")
 def test_chunk_content_excludes_the_frontmatter(server, client, names, ids, contract_fixture):
     """The alpha note opens with frontmatter holding the frontmatter canary in a private key."""
-    note, front = ids.note("alpha", "VA-CHUNK-001"), contract_fixture.canaries["frontmatter"]
+    note, front = ids.note("alpha"), contract_fixture.canaries["frontmatter"]
     with Findings() as findings:
         for index in ids.chunks.get("alpha") or [0]:
             response, request = _call(server, names, "get_chunk", {"noteId": note, "chunkIndex": index})
-            if findings.check(called_ok(response), "VA-CHUNK-001", f"failed: {short(response, 160)}",
+            if findings.check(called_ok(response), f"failed: {short(response, 160)}",
                               request=request):
                 content = mcp_payload(response).get("content")
                 findings.check(isinstance(content, str) and front not in content.lower()
-                               and not content.lstrip().startswith("---"), "VA-CHUNK-001",
+                               and not content.lstrip().startswith("---"),
                                f"chunk {index} carries the note's frontmatter", request=request)
 
 
@@ -105,10 +105,10 @@ def test_get_note_returns_the_whole_file_text_frontmatter_included(server, clien
     with Findings() as findings:
         for name in ("alpha", "gamma"):
             text = (contract_fixture.vault / NOTES[name]).read_text(encoding="utf-8")
-            response, request = _call(server, names, "get_note", {"noteId": ids.note(name, "VA-OUT-006")})
-            if findings.check(called_ok(response), "VA-OUT-006", f"failed: {short(response, 160)}", request=request):
+            response, request = _call(server, names, "get_note", {"noteId": ids.note(name)})
+            if findings.check(called_ok(response), f"failed: {short(response, 160)}", request=request):
                 content = mcp_payload(response).get("content")
-                findings.check(content == text, "VA-OUT-006", f"the content of {NOTES[name]} is not the file's text "
+                findings.check(content == text, f"the content of {NOTES[name]} is not the file's text "
                                f"({len(content) if isinstance(content, str) else short(content)} characters, the file "
                                f"{len(text)})", request=request)
 
@@ -133,15 +133,15 @@ def test_get_chunk_returns_only_its_own_chunk(server, client, names, ids):
     with Findings() as findings:
         pairs = 0
         for name in ("alpha", "gamma"):
-            contents = _chunks(server, names, ids.note(name, "VA-OUT-007"))
+            contents = _chunks(server, names, ids.note(name))
             for index, (this, following) in enumerate(zip(contents, contents[1:])):
                 pairs += 1
                 a, b = this.strip(), following.strip()
                 request = describe_call("get_chunk", names.args("get_chunk", {"noteId": ids.notes[name],
                                                                               "chunkIndex": index}))
-                findings.check(not (b and b in a) and not (a and a in b), "VA-OUT-007",
+                findings.check(not (b and b in a) and not (a and a in b),
                                f"chunk {index} of {NOTES[name]} holds the whole of chunk {index + 1}, or the other "
                                "way round: get_chunk answered more than the requested chunk", request=request)
         if not pairs:
-            findings.block("VA-OUT-007", "neither alpha nor gamma answered two chunks (get_chunk 0 and 1)",
+            findings.block("neither alpha nor gamma answered two chunks (get_chunk 0 and 1)",
                            by="fewer than two chunks")

@@ -11,7 +11,7 @@ from dataclasses import replace
 import pytest
 
 from contract_tests.checks import called_ok, first_difference, short
-from contract_tests.verdicts import RequirementFailure, describe_call
+from contract_tests.verdicts import RequirementFailure, describe_call, own
 from contract_tests.vault_agent.common import (
     error_code_of, failure_classes, http_body, http_call, is_json, mcp_payload, profiles_mark, render_case, rpc_error,
     scan_own, sweep_verdict,
@@ -83,18 +83,19 @@ def _comparable(http_data: dict, payload: dict) -> dict:
     return {k: v for k, v in payload.items() if k not in MCP_FIELDS or k in http_data}
 
 
-def _compare(findings, req, case, klass, tool, args, mcp, http, api, request) -> None:
+def _compare(findings, case, klass, tool, args, mcp, http, api, request, *, req: str | None = None) -> None:
+    req = own(req)
     where = f"HTTP {http.request.method} {http.request.url.raw_path.decode('ascii', 'replace')[:120]}"
     problem = _envelope_problem(http)
     if problem:
-        findings.fail("VA-API-002", problem, case=case, request=where)
-        findings.fail(req, "the HTTP side is not the Phase 1 envelope: not compared", case=case, request=request)
+        findings.fail(problem, req="VA-API-002", case=case, request=where)
+        findings.fail("the HTTP side is not the Phase 1 envelope: not compared", req=req, case=case, request=request)
         return
     mcp_ok, http_ok = called_ok(mcp), http.status_code == 200
     if mcp_ok != http_ok:
         mcp_side = "succeeded" if mcp_ok else f"failed with {error_code_of(mcp) or short(rpc_error(mcp), 80)}"
         http_side = "succeeded" if http_ok else f"answered {http.status_code} {http_body(http)['error']['code']}"
-        findings.fail(req, f"MCP {mcp_side}, HTTP {http_side} ({where})", case=case, request=request)
+        findings.fail(f"MCP {mcp_side}, HTTP {http_side} ({where})", req=req, case=case, request=request)
         return
     if not mcp_ok:
         code, error = error_code_of(mcp), rpc_error(mcp) or {}
@@ -102,23 +103,24 @@ def _compare(findings, req, case, klass, tool, args, mcp, http, api, request) ->
             return  # InvalidParams without a Phase 1 code (VA-ERR-003): nothing to compare
         http_code = http_body(http)["error"]["code"]
         either = set(klass.get("codes", [])) if klass and klass["id"] in CONTRADICTED else set()
-        findings.check(code == http_code or {code, http_code} <= either, req,
-                       f"MCP errorCode {code}, HTTP error code {http_code} ({where})", case=case, request=request)
+        findings.check(code == http_code or {code, http_code} <= either,
+                       f"MCP errorCode {code}, HTTP error code {http_code} ({where})", req=req, case=case,
+                       request=request)
         return
     try:
         payload = mcp_payload(mcp)
     except RequirementFailure as failure:
         findings.items.extend(failure.findings)
         return
-    if not findings.check(isinstance(payload.get("warnings"), list), "VA-PAR-006",
-                          "the payload has no top-level warnings array", case=case, request=request):
+    if not findings.check(isinstance(payload.get("warnings"), list), "the payload has no top-level warnings array",
+                          req="VA-PAR-006", case=case, request=request):
         return
     if is_json(http):
         body = http_body(http)
         expected = {**body["data"], "warnings": body["warnings"]}
         diff = first_difference(expected, _comparable(body["data"], payload))
-        findings.check(diff is None, req, f"HTTP data+warnings vs MCP payload: {diff} (expected = HTTP, got = MCP; "
-                       f"{where})", case=case, request=request)
+        findings.check(diff is None, f"HTTP data+warnings vs MCP payload: {diff} (expected = HTTP, got = MCP; "
+                       f"{where})", req=req, case=case, request=request)
         return
     # A download: raw bytes over HTTP, base64 over MCP, with the metadata fields around them.
     content = payload.get("content")
@@ -126,19 +128,20 @@ def _compare(findings, req, case, klass, tool, args, mcp, http, api, request) ->
         decoded = base64.b64decode(content, validate=True) if isinstance(content, str) else None
     except ValueError:
         decoded = None
-    findings.check(decoded == http.content, req, f"MCP content decodes to {len(decoded) if decoded else 'nothing'} "
-                   f"bytes, HTTP sent {len(http.content)} different bytes ({where})", case=case, request=request)
+    findings.check(decoded == http.content, f"MCP content decodes to {len(decoded) if decoded else 'nothing'} "
+                   f"bytes, HTTP sent {len(http.content)} different bytes ({where})", req=req, case=case,
+                   request=request)
     mime = str(payload.get("contentType", "")).split(";")[0].strip().lower()
     header = http.headers.get("content-type", "").split(";")[0].strip().lower()
-    findings.check(mime == header, req, f"MCP contentType {short(mime)}, HTTP Content-Type {short(header)}",
+    findings.check(mime == header, f"MCP contentType {short(mime)}, HTTP Content-Type {short(header)}", req=req,
                    case=case, request=request)
     metadata = http_call(api, tool, {k: v for k, v in args.items() if k not in ("download", "allowLarge")})
     body = http_body(metadata) if metadata is not None and is_json(metadata) else None
     if isinstance(body, dict) and isinstance(body.get("data"), dict):
         rest = {k: v for k, v in _comparable(body["data"], payload).items() if k not in ("content", "encoding")}
         diff = first_difference({**body["data"], "warnings": body["warnings"]}, rest)
-        findings.check(diff is None, req, f"HTTP metadata vs MCP download fields: {diff} (expected = HTTP, "
-                       f"got = MCP)", case=case, request=request)
+        findings.check(diff is None, f"HTTP metadata vs MCP download fields: {diff} (expected = HTTP, "
+                       f"got = MCP)", req=req, case=case, request=request)
 
 
 def _sweep(tool, server, names, ids, api, contract_fixture, profile, findings) -> None:
@@ -147,7 +150,7 @@ def _sweep(tool, server, names, ids, api, contract_fixture, profile, findings) -
         if not findings.wants(case):
             continue
         try:
-            args = render_case(template, ids, contract_fixture, req)
+            args = render_case(template, ids, contract_fixture, req=req)
         except RequirementFailure as failure:
             findings.items.extend(replace(f, req=r, case=case) for f in failure.findings
                                   for r in (req, "VA-PAR-006", "VA-API-002"))
@@ -158,7 +161,7 @@ def _sweep(tool, server, names, ids, api, contract_fixture, profile, findings) -
         server_args = names.args(tool, args)
         request = describe_call(tool, server_args)
         mcp = server.call_tool(tool, server_args, timeout=60)
-        _compare(findings, req, case, klass, tool, args, mcp, http, api, request)
+        _compare(findings, case, klass, tool, args, mcp, http, api, request, req=req)
         # A leak goes with the request that made it, not with whichever test scans next.
         for srv in {id(s): s for s in (api.rc_server, server)}.values():
             scan_own(srv, contract_fixture, profile, findings, f"{request} (and its HTTP API request)", case)

@@ -16,11 +16,10 @@ import pytest
 from contract_tests.checks import called_ok
 from contract_tests.harness import canaries
 from contract_tests.harness.http import HttpServer, free_port
-from contract_tests.harness.process import Bounded
 from contract_tests.verdicts import describe_call
 from contract_tests.vault_agent.common import (
-    answers_mcp, api_base, choice, initialize_http, per_requirement, profiles_mark, protocol_version, role_argv,
-    scan_own, start_http, sweep_verdict,
+    answers_mcp, api_base, choice, initialize_http, per_requirement, profiles_mark, protocol_version,
+    scan_own, sweep_verdict,
 )
 
 pytestmark = profiles_mark
@@ -49,9 +48,8 @@ class Keyless:
 
 def _keyless_public(servers, suite, fixture) -> Keyless:
     port = free_port()
-    argv, env, home = role_argv(servers, suite, fixture, "public", {"port": str(port), "api_key": ""}, None, ())
     before = fixture.config.read_bytes()
-    proc = Bounded(argv, env=env, cwd=home, merge_stderr=True)
+    proc = servers.spawn(fixture, "public", values={"port": str(port), "api_key": ""}, merge_stderr=True)
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and proc.poll() is None and not _listening(port):
@@ -68,7 +66,7 @@ def _keyless_public(servers, suite, fixture) -> Keyless:
         if proc.poll() is None:
             proc.kill(grace=0)
     result.config_changed = fixture.config.read_bytes() != before
-    result.generated = _stored_keys(home)
+    result.generated = _stored_keys(proc.cwd)
     return result
 
 
@@ -114,7 +112,7 @@ def _public_sweep(suite, servers, contract_fixture, names, profile, findings) ->
     keyless: list[tuple[str, str]] = []
     thread = threading.Thread(target=lambda: keyless.append(_keyless_public(servers, suite, contract_fixture)))
     thread.start()
-    srv = start_http(servers, suite, contract_fixture, "public")
+    srv = servers.start_http(contract_fixture, "public")
     base, path = api_base(srv), httpx.URL(srv.url).path
     refusals = {"no key": {}, "wrong key": {"Authorization": "Bearer " + "x" * len(key)},
                 "key in the query string": {"query": f"?api_key={key}&apiKey={key}&key={key}"}}
@@ -122,29 +120,30 @@ def _public_sweep(suite, servers, contract_fixture, names, profile, findings) ->
         query = headers.pop("query", "")
         response = initialize_http(base, path + query, **headers)
         allowed = (401, 403) if what == "wrong key" else (401,)
-        findings.check(response.status_code in allowed and not answers_mcp(response), "VA-HTTP-005",
+        findings.check(response.status_code in allowed and not answers_mcp(response),
                        f"{what}: HTTP {response.status_code}{' with an MCP answer' if answers_mcp(response) else ''}",
+                       req="VA-HTTP-005",
                        case=what)
-        findings.check(key not in response.text and key not in str(response.headers), "VA-SEC-001",
-                       f"{what}: the answer carries the API key", case=what)
+        findings.check(key not in response.text and key not in str(response.headers),
+                       f"{what}: the answer carries the API key", req="VA-SEC-001", case=what)
         scan_own(srv, contract_fixture, profile, findings, f"POST {path}{'?<key>' if query else ''} initialize",
                  case=what)
     for what, headers, want in (("no key", {}, 401), ("right key", {"Authorization": f"Bearer {key}"}, 200)):
         health = httpx.get(base + "/health", headers=headers, timeout=30)
-        findings.check(health.status_code == want, "VA-HTTP-012", f"GET /health with {what} on 0.0.0.0: HTTP "
-                       f"{health.status_code} (expected {want})", case=what, request="GET /health")
-        findings.check(key not in health.text and key not in str(health.headers), "VA-SEC-001",
-                       f"GET /health with {what}: the answer carries the API key", case=what)
+        findings.check(health.status_code == want, f"GET /health with {what} on 0.0.0.0: HTTP "
+                       f"{health.status_code} (expected {want})", req="VA-HTTP-012", case=what, request="GET /health")
+        findings.check(key not in health.text and key not in str(health.headers),
+                       f"GET /health with {what}: the answer carries the API key", req="VA-SEC-001", case=what)
     granted = initialize_http(base, path, Authorization=f"Bearer {key}")
-    if findings.check(answers_mcp(granted), "VA-HTTP-005", f"the right key: HTTP {granted.status_code}",
+    if findings.check(answers_mcp(granted), f"the right key: HTTP {granted.status_code}", req="VA-HTTP-005",
                       case="right key"):
         session = HttpServer(srv.url, headers={"Authorization": f"Bearer {key}"})
         servers.started.append(session)
         session.initialize(protocol_version())
         args = names.args("search", {"query": "tokalpha"})
         request = describe_call("search", args)
-        findings.check(called_ok(session.call_tool("search", args)), "VA-HTTP-005",
-                       "a tool call with the right key failed", case="right key", request=request)
+        findings.check(called_ok(session.call_tool("search", args)), "a tool call with the right key failed",
+                       req="VA-HTTP-005", case="right key", request=request)
         for each in (session, srv):
             scan_own(each, contract_fixture, profile, findings, request, case="right key")
     srv.close(timeout=5)
@@ -152,24 +151,25 @@ def _public_sweep(suite, servers, contract_fixture, names, profile, findings) ->
     thread.join(60)
     result = keyless[0] if keyless else Keyless("hung", "no outcome", [])
     outcome, detail, logs = result.outcome, result.detail, result.logs
-    findings.check(not result.config_changed, "VA-HTTP-010", "started on 0.0.0.0 with no key, the command changed "
+    findings.check(not result.config_changed, "started on 0.0.0.0 with no key, the command changed "
                    "the configuration file it was given ({config}, outside the default user-local location)",
+                   req="VA-HTTP-010",
                    case="no key configured")
     if outcome == "served" and not result.generated:
-        findings.block("VA-HTTP-011", "it served without a configured key, but no TOML file under its HOME holds "
-                       "a generated key to look for", case="no key configured")
+        findings.block("it served without a configured key, but no TOML file under its HOME holds "
+                       "a generated key to look for", req="VA-HTTP-011", case="no key configured")
     for key in result.generated:
-        findings.check(not any(key in line for line in logs), "VA-HTTP-011", "the generated API key (stored under "
-                       "its HOME) is in its start-up output", case="no key configured")
+        findings.check(not any(key in line for line in logs), "the generated API key (stored under "
+                       "its HOME) is in its start-up output", req="VA-HTTP-011", case="no key configured")
     rules = profile.leak_requirements("stderr")
     for leak in canaries.scan_lines(logs, contract_fixture.canaries, "stderr", rules):
-        findings.fail(rules[leak.cls], f"server log leaked: {leak}", case="no key configured",
+        findings.fail(f"server log leaked: {leak}", req=rules[leak.cls], case="no key configured",
                       request="the public command with no key")
     declared = choice("public_without_key")
     if outcome == "served":
         findings.check(detail.startswith("401") and "MCP answer" not in detail and declared != "refuse",
-                       "VA-HTTP-005", f"started without a key on 0.0.0.0, and a request without a key got {detail}",
+                       f"started without a key on 0.0.0.0, and a request without a key got {detail}", req="VA-HTTP-005",
                        case="no key configured")
     else:
-        findings.check(outcome == "refused" and declared != "generate", "VA-HTTP-005",
-                       f"without a key on 0.0.0.0 the server {detail}", case="no key configured")
+        findings.check(outcome == "refused" and declared != "generate",
+                       f"without a key on 0.0.0.0 the server {detail}", req="VA-HTTP-005", case="no key configured")

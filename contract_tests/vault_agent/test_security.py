@@ -10,9 +10,7 @@ import pytest
 from contract_tests.checks import called_ok, short
 from contract_tests.harness.vault_agent import token
 from contract_tests.verdicts import Findings, describe_call
-from contract_tests.vault_agent.common import (
-    Ids, mcp_payload, profiles_mark, protocol_version, rpc_error, start_server,
-)
+from contract_tests.vault_agent.common import Ids, mcp_payload, profiles_mark, protocol_version, rpc_error
 
 pytestmark = profiles_mark
 
@@ -31,7 +29,7 @@ def test_search_and_related_results_carry_no_note_or_chunk_content(server, clien
     # The large note's chunks are long: a snippet cut at the wrong length shows only there.
     calls = [("search", {"query": f"{token(name)} lantern meadow", "limit": 50})
              for name in ("alpha", "gamma", "beta", "large")]
-    calls += [("related", {"type": "note", "id": ids.note(name, "VA-OUT-001"), "limit": 50, "mode": "lexical"})
+    calls += [("related", {"type": "note", "id": ids.note(name), "limit": 50, "mode": "lexical"})
               for name in ("alpha", "gamma")]
     chunks: dict[tuple[str, int], str | None] = {}
     with Findings() as findings:
@@ -39,18 +37,18 @@ def test_search_and_related_results_carry_no_note_or_chunk_content(server, clien
             server_args = names.args(tool, args)
             request = describe_call(tool, server_args)
             response = server.call_tool(tool, server_args)
-            if not findings.check(called_ok(response), "VA-OUT-001", f"failed: {short(response, 160)}", request=request):
+            if not findings.check(called_ok(response), f"failed: {short(response, 160)}", request=request):
                 continue
             data = mcp_payload(response)
-            findings.check(front not in json.dumps(data).lower(), "VA-OUT-001",
-                           "a private frontmatter value is in the results", request=request)
+            findings.check(front not in json.dumps(data).lower(), "a private frontmatter value is in the results",
+                           request=request)
             for result in data.get("results") or []:
                 if not isinstance(result, dict):
                     continue
-                findings.check("content" not in result, "VA-OUT-001", f"a result carries content ({result.get('path')})",
+                findings.check("content" not in result, f"a result carries content ({result.get('path')})",
                                request=request)
                 snippet = result.get("snippet", "")
-                if not findings.check(isinstance(snippet, str) and len(snippet) <= limit, "VA-OUT-001",
+                if not findings.check(isinstance(snippet, str) and len(snippet) <= limit,
                                       f"a snippet of {len(snippet) if isinstance(snippet, str) else '?'} characters "
                                       f"(at most {limit})", request=request):
                     continue
@@ -59,7 +57,7 @@ def test_search_and_related_results_carry_no_note_or_chunk_content(server, clien
                     if (note, index) not in chunks:
                         chunks[(note, index)] = _chunk(server, names, note, index)
                     whole = chunks[(note, index)]
-                    findings.check(whole is None or snippet.strip() != whole.strip(), "VA-OUT-001",
+                    findings.check(whole is None or snippet.strip() != whole.strip(),
                                    f"the snippet of {result.get('path')} chunk {index} is the whole chunk",
                                    request=request)
 
@@ -69,7 +67,7 @@ def test_search_and_related_results_carry_no_note_or_chunk_content(server, clien
 def test_no_error_names_an_absolute_path_after_the_vault_vanished(suite, servers, contract_fixture, profile, names,
                                                                   tmp_path_factory):
     fixture = contract_fixture.private_copy(tmp_path_factory.mktemp("vanish"), profile)
-    srv = start_server(servers, suite, fixture)
+    srv = servers.start(fixture)
     srv.initialize(protocol_version())
     moved = fixture.vault.with_name("vault-gone")
     try:
@@ -92,7 +90,7 @@ def test_no_error_names_an_absolute_path_after_the_vault_vanished(suite, servers
                     continue  # an answer: results are VA-OUT-002's
                 text = json.dumps(error if error is not None else result, ensure_ascii=False).lower()
                 leaked = [p for p in private if p.lower() in text]
-                findings.check(not leaked, "VA-ERR-007", "the error names a private absolute path",
+                findings.check(not leaked, "the error names a private absolute path",
                                request=describe_call(tool, args))
     finally:
         if moved.exists():

@@ -8,7 +8,7 @@ import pytest
 
 from contract_tests.verdicts import Findings
 from contract_tests.vault_agent.common import (
-    answers_mcp, api_base, initialize_http, profiles_mark, scan_own, serve_refusals, start_http,
+    answers_mcp, api_base, initialize_http, profiles_mark, scan_own, serve_refusals,
 )
 
 pytestmark = profiles_mark
@@ -29,8 +29,8 @@ def test_an_invalid_configuration_stops_serve_at_start_up(suite, servers, contra
     cases = {name: ({"config": str(contract_fixture.write_config(f"invalid-{name}.toml", toml))} if toml else {},
                     env) for name, toml, env in INVALID_CONFIG}
     with Findings() as findings:
-        for name, outcome in serve_refusals(servers, suite, contract_fixture, cases).items():
-            findings.check(outcome is None, "VA-CFG-003", f"serve {outcome}; a configuration validation error must "
+        for name, outcome in serve_refusals(servers, contract_fixture, cases).items():
+            findings.check(outcome is None, f"serve {outcome}; a configuration validation error must "
                            "prevent start-up", case=name)
 
 
@@ -40,7 +40,7 @@ def test_a_configured_api_key_guards_every_endpoint_on_loopback_too(suite, serve
     if suite.transport != "http":
         pytest.skip("a requirement of Streamable HTTP runs (VA-HTTP-009)")
     key = contract_fixture.api_key
-    srv = start_http(servers, suite, contract_fixture, "serve", env={"VAULT_AGENT_API_KEY": key, MCP_ENABLED: "true"})
+    srv = servers.start_http(contract_fixture, "serve", env={"VAULT_AGENT_API_KEY": key, MCP_ENABLED: "true"})
     base = api_base(srv)
     calls = {"GET /health": lambda **h: httpx.get(base + "/health", headers=h, timeout=30),
              "POST /search": lambda **h: httpx.post(base + "/search", json={"query": "tokalpha"}, headers=h,
@@ -49,12 +49,12 @@ def test_a_configured_api_key_guards_every_endpoint_on_loopback_too(suite, serve
     with Findings() as findings:
         for what, call in calls.items():
             bare = call()
-            findings.check(bare.status_code == 401 and not answers_mcp(bare), "VA-HTTP-009",
+            findings.check(bare.status_code == 401 and not answers_mcp(bare),
                            f"without Authorization on 127.0.0.1 with a key configured: HTTP {bare.status_code}",
                            case=what, request=what)
             granted = call(Authorization=f"Bearer {key}")
             ok = answers_mcp(granted) if what.endswith("initialize") else granted.status_code == 200
-            findings.check(ok, "VA-HTTP-009", f"with the right key: HTTP {granted.status_code}", case=what,
+            findings.check(ok, f"with the right key: HTTP {granted.status_code}", case=what,
                            request=what)
             scan_own(srv, contract_fixture, profile, findings, what, case=what)
         srv.close(timeout=5)

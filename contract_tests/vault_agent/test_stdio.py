@@ -13,8 +13,8 @@ import pytest
 from contract_tests.checks import called_ok, short
 from contract_tests.verdicts import Findings, describe_call
 from contract_tests.vault_agent.common import (
-    OLDEST_VERSION, TOOLS, error_code_of, per_requirement, profiles_mark, rpc_error, run_once, scan_own,
-    start_stdio, sweep_verdict, wait_for,
+    OLDEST_VERSION, TOOLS, error_code_of, per_requirement, profiles_mark, rpc_error, scan_own, sweep_verdict,
+    wait_for,
 )
 
 pytestmark = profiles_mark
@@ -30,7 +30,7 @@ def _calls(ids) -> dict[str, dict]:
 
 def _started(servers, suite, fixture, values_list):
     """Start several stdio servers side by side and initialize each."""
-    started = [start_stdio(servers, suite, fixture, values=values) for values in values_list]
+    started = [servers.start_stdio(fixture, values=values) for values in values_list]
     answers: list[dict] = [{} for _ in started]
 
     def init(i: int) -> None:
@@ -60,7 +60,7 @@ def _bare_sweep(suite, servers, contract_fixture, names, ids, profile, tmp_path,
         {"vault": "", "index_dir": str(tmp_path / "unused-index")}, {"index_dir": str(absent)}])
     calls = _calls(ids)
     for srv, init, req in ((no_vault, init_a, "VA-STDIO-001"), (no_index, init_b, "VA-STDIO-002")):
-        if not findings.check("result" in init, req, f"initialize failed: {short(init, 160)}"):
+        if not findings.check("result" in init, f"initialize failed: {short(init, 160)}", req=req):
             continue
         for tool in TOOLS:
             args = names.args(tool, calls[tool])
@@ -71,23 +71,23 @@ def _bare_sweep(suite, servers, contract_fixture, names, ids, profile, tmp_path,
             message = error.get("message")
             if req == "VA-STDIO-001":
                 findings.check(error_code_of(response) == "VAULT_NOT_CONFIGURED" and error.get("code") == -32013,
-                               req, f"without a vault: {short(response, 160)}", case=tool, request=request)
+                               f"without a vault: {short(response, 160)}", req=req, case=tool, request=request)
             elif tool in ("search", "related"):
                 findings.check(error_code_of(response) == "INDEX_NOT_FOUND" and error.get("code") == -32001,
-                               req, f"without an index: {short(response, 160)}", case=tool, request=request)
+                               f"without an index: {short(response, 160)}", req=req, case=tool, request=request)
             else:
-                findings.check(called_ok(response) or error_code_of(response), req,
+                findings.check(called_ok(response) or error_code_of(response),
                                f"without an index: neither an answer nor a structured error: "
-                               f"{short(response, 160)}", case=tool, request=request)
+                               f"{short(response, 160)}", req=req, case=tool, request=request)
                 continue
-            findings.check(isinstance(message, str) and message.strip(), req, "the error has no message",
+            findings.check(isinstance(message, str) and message.strip(), "the error has no message", req=req,
                            case=tool, request=request)
     for srv in (no_vault, no_index):
         srv.close(timeout=10)
-        findings.check(not srv.bad_lines, "VA-STDIO-005", f"{len(srv.bad_lines)} line(s) on stdout that are not "
-                       f"JSON-RPC, first: {short(srv.bad_lines[:1], 120)}")
+        findings.check(not srv.bad_lines, f"{len(srv.bad_lines)} line(s) on stdout that are not "
+                       f"JSON-RPC, first: {short(srv.bad_lines[:1], 120)}", req="VA-STDIO-005")
     created = sorted(p.relative_to(absent).as_posix() for p in absent.rglob("*")) if absent.exists() else []
-    findings.check(not created, "VA-RO-002", f"the server created {created[:5]} in the absent index directory")
+    findings.check(not created, f"the server created {created[:5]} in the absent index directory", req="VA-RO-002")
 
 
 @pytest.mark.e2e
@@ -98,7 +98,7 @@ def test_stdout_carries_only_json_rpc_while_every_tool_succeeds_and_fails(server
         server.call_tool(tool, names.args(tool, calls[tool]))
         server.call_tool(tool, names.args(tool, {}))
     with Findings() as findings:
-        findings.check(not server.bad_lines, "VA-STDIO-005", f"{len(server.bad_lines)} line(s) on stdout that are "
+        findings.check(not server.bad_lines, f"{len(server.bad_lines)} line(s) on stdout that are "
                        f"not JSON-RPC, first: {short(server.bad_lines[:1], 120)}")
 
 
@@ -146,7 +146,7 @@ STDIN = ("VA-STDIO-003", "VA-STDIO-004", "VA-STDIO-010")
 
 
 def _stdin_sweep(suite, servers, fixture, names, profile, findings) -> None:
-    srv = start_stdio(servers, suite, fixture)
+    srv = servers.start_stdio(fixture)
     srv.initialize(OLDEST_VERSION, timeout=30)
     sent = _burst(srv, names)
     _close_stdin(srv)
@@ -155,19 +155,20 @@ def _stdin_sweep(suite, servers, fixture, names, profile, findings) -> None:
     missing = [i for i in sent if i not in _answered(srv)]
     # A call read but not started may go unanswered (the seed only forbids starting it), so the
     # seed's part is that no answer is cut off; every call answered is the profile's reading.
-    findings.check(not missing, "VA-STDIO-010", f"{len(missing)} of 24 calls sent before stdin closed got no "
-                   f"answer ({missing[:3]})")
+    findings.check(not missing, f"{len(missing)} of 24 calls sent before stdin closed got no "
+                   f"answer ({missing[:3]})", req="VA-STDIO-010")
     if code is None:
-        findings.block("VA-STDIO-003", f"did not exit within {bound:.0f} s of stdin closing (then killed): the exit "
-                       "status was not seen", by="still running")
-        findings.fail("VA-STDIO-004", f"still running {bound:.0f} s after stdin closed")
+        findings.block(f"did not exit within {bound:.0f} s of stdin closing (then killed): the exit "
+                       "status was not seen", req="VA-STDIO-003", by="still running")
+        findings.fail(f"still running {bound:.0f} s after stdin closed", req="VA-STDIO-004")
         return
     cut = [line for line in srv.bad_lines if line.lstrip().startswith("{")]
-    findings.check(not cut, "VA-STDIO-003", f"{len(cut)} answer(s) on stdout cut off (not whole JSON), first: "
-                   f"{short(cut[:1], 120)}")
-    findings.check(code == 0, "VA-STDIO-003", f"exit status {code} after stdin closed")
-    findings.check(lingered <= profile.limits["exit_s"], "VA-STDIO-004",
-                   f"exited {lingered:.1f} s after its last answer (at most {profile.limits['exit_s']} s)")
+    findings.check(not cut, f"{len(cut)} answer(s) on stdout cut off (not whole JSON), first: "
+                   f"{short(cut[:1], 120)}", req="VA-STDIO-003")
+    findings.check(code == 0, f"exit status {code} after stdin closed", req="VA-STDIO-003")
+    findings.check(lingered <= profile.limits["exit_s"],
+                   f"exited {lingered:.1f} s after its last answer (at most {profile.limits['exit_s']} s)",
+                   req="VA-STDIO-004")
 
 
 @pytest.mark.e2e
@@ -182,14 +183,14 @@ def test_closing_stdin_finishes_the_calls_in_flight_and_exits_zero(req, suite, s
 def test_with_mcp_disabled_the_stdio_server_serves(suite, servers, contract_fixture, names):
     """mcp.enabled false (file and environment) changes nothing for stdio."""
     config = contract_fixture.write_config("mcp-disabled.toml", "[mcp]\nenabled = false\n")
-    srv = start_stdio(servers, suite, contract_fixture, values={"config": str(config)},
+    srv = servers.start_stdio(contract_fixture, values={"config": str(config)},
                       env={"VAULT_AGENT_MCP_ENABLED": "false"})
     init = srv.initialize(OLDEST_VERSION, timeout=30)
     args = names.args("search", {"query": "tokalpha"})
     response = srv.call_tool("search", args) if "result" in init else init
     srv.close(timeout=5)
     with Findings() as findings:
-        findings.check(called_ok(response), "VA-STDIO-006", f"with mcp.enabled false: {short(response, 160)}",
+        findings.check(called_ok(response), f"with mcp.enabled false: {short(response, 160)}",
                        request=describe_call("search", args))
 
 
@@ -201,7 +202,7 @@ def test_a_signal_ends_the_stdio_server_cleanly_with_calls_in_flight(signal_, su
     """Sent once answers of a burst flow: a signal, unlike stdin's end, may arrive before the
     server has read every request, so only the calls it started must finish: status 0 and only
     whole JSON-RPC messages on stdout ("SIGTERM and SIGINT trigger the same graceful shutdown")."""
-    srv = start_stdio(servers, suite, contract_fixture)
+    srv = servers.start_stdio(contract_fixture)
     srv.initialize(OLDEST_VERSION, timeout=30)
     _burst(srv, names)
     flowing = wait_for(lambda: len(_answered(srv)) > 0, 30, 0.005)
@@ -210,24 +211,24 @@ def test_a_signal_ends_the_stdio_server_cleanly_with_calls_in_flight(signal_, su
     code, _lingered = _wait_exit(srv, bound)
     name = signal.Signals(signal_).name
     with Findings() as findings:
-        findings.check(flowing, "VA-STDIO-008", "no call of the burst was answered within 30 s")
+        findings.check(flowing, "no call of the burst was answered within 30 s")
         if code is None:
-            findings.block("VA-STDIO-008", f"did not exit within {bound:.0f} s of {name} (then killed): the exit "
+            findings.block(f"did not exit within {bound:.0f} s of {name} (then killed): the exit "
                            "status was not seen", by="still running")
         else:
-            findings.check(code == 0, "VA-STDIO-008", f"exit status {code} after {name}")
-        findings.check(not srv.bad_lines, "VA-STDIO-008", f"{len(srv.bad_lines)} stdout line(s) that are not whole "
+            findings.check(code == 0, f"exit status {code} after {name}")
+        findings.check(not srv.bad_lines, f"{len(srv.bad_lines)} stdout line(s) that are not whole "
                        f"JSON-RPC messages after {name}")
 
 
 @pytest.mark.e2e
 @pytest.mark.req("VA-STDIO-007")
 def test_the_stdio_command_refuses_a_transport_flag(suite, servers, contract_fixture):
-    proc = run_once(servers, suite, contract_fixture, "server", append=("--transport", "stdio"), timeout=20)
+    proc = servers.run(contract_fixture, "server", append=("--transport", "stdio"), timeout=20)
     out = proc.stdout
     with Findings() as findings:
         answered = any(line.strip().startswith("{") and json.loads(line).get("result") is not None
                        for line in out.splitlines() if line.strip().startswith("{"))
         findings.check(proc.returncode not in (0, None) and not proc.timed_out and not answered,
-                       "VA-STDIO-007", f"with --transport appended the command exited {proc.returncode} "
+                       f"with --transport appended the command exited {proc.returncode} "
                        f"({'still running' if proc.timed_out else 'ran'}); it must refuse")

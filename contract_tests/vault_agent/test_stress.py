@@ -26,7 +26,7 @@ def test_refusing_a_download_over_the_cap_does_not_read_the_file_into_memory(ser
     grown = (peak_kib(server.pid) - before) / 1024
     limit = profile.limits["memory_growth_mib"]
     with Findings() as findings:
-        findings.check(grown < limit, "VA-SIZE-005", f"peak memory grew by {grown:.0f} MiB refusing a 64 MiB download "
+        findings.check(grown < limit, f"peak memory grew by {grown:.0f} MiB refusing a 64 MiB download "
                        f"(limit {limit} MiB): the file was read before the size was checked "
                        f"(answer: {error_code_of(response) or 'no Phase 1 code'})",
                        request=describe_call("get_attachment", args))

@@ -26,7 +26,7 @@ def test_each_tool_is_annotated_read_only_not_destructive_and_idempotent(client)
                 continue  # VA-TOOL-001 reports it
             hints = listed[name].get("annotations") or {}
             for hint, value in HINTS.items():
-                findings.check(hints.get(hint) is value, "VA-TOOL-002", f"{name}: {hint} is "
+                findings.check(hints.get(hint) is value, f"{name}: {hint} is "
                                f"{short(hints.get(hint))}, not {str(value).lower()}", case=name)
 
 
@@ -35,12 +35,12 @@ def test_each_tool_is_annotated_read_only_not_destructive_and_idempotent(client)
 def test_the_server_offers_tools_and_neither_resources_nor_prompts(server, client):
     capabilities = client.capabilities
     with Findings() as findings:
-        findings.check("tools" in capabilities, "VA-TOOL-004", f"no tools capability: {sorted(capabilities)}")
+        findings.check("tools" in capabilities, f"no tools capability: {sorted(capabilities)}")
         for name, method, key in (("resources", "resources/list", "resources"), ("prompts", "prompts/list", "prompts")):
-            findings.check(name not in capabilities, "VA-TOOL-004", f"the {name} capability is advertised")
+            findings.check(name not in capabilities, f"the {name} capability is advertised")
             response = server.request(method, {})
             listed = (response.get("result") or {}).get(key) or []
-            findings.check(not listed, "VA-TOOL-004", f"{method} lists {short(listed, 120)}")
+            findings.check(not listed, f"{method} lists {short(listed, 120)}")
 
 
 @pytest.mark.unit
@@ -49,5 +49,5 @@ def test_no_indexing_or_writing_tool_is_listed(client):
     with Findings() as findings:
         for tool in client.list_tools():
             name = tool["name"]
-            findings.check(name in TOOLS or not FORBIDDEN.search(name), "VA-TOOL-005",
+            findings.check(name in TOOLS or not FORBIDDEN.search(name),
                            f"{name} looks like an indexing or writing tool")
