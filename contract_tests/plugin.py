@@ -176,6 +176,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             drop.append(item)
             continue
         state.applicable[item.nodeid] = ids
+        if state.server_url and "own_servers" in getattr(item, "fixturenames", ()):
+            state.own_server_deselected.append(item.nodeid)  # counted as deselected, with OWN_SERVER
+            drop.append(item)
+            continue
         for req in ids:
             item.user_properties.append(("requirement", req))
         keep.append(item)
@@ -235,7 +239,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     if is_worker(session.config):
         session.config.workeroutput["rc_collection"] = {
             "applicable": state.applicable, "selected": sorted(state.selected & set(state.applicable)),
-            "sharded_out": sorted(state.sharded_out)}
+            "sharded_out": sorted(state.sharded_out), "own_server": state.own_server_deselected}
 
 
 # --- verdicts ---------------------------------------------------------------------------

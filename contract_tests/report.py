@@ -28,6 +28,7 @@ from .harness.stdio import protocol_version
 from .report_console import write_summary
 from .report_markdown import render_markdown
 from .target.options import get
+from .target.sessions import OWN_SERVER
 from .verdicts import (EXIT_BLOCKED, EXIT_RUN_STOPPED, EXIT_SERVER_UNUSABLE, EXIT_SUITE_ERROR, SELECTION, case_matches,
                        requirement_status)
 
@@ -175,6 +176,17 @@ class ReportCollector:
             return (self.collection["applicable"], set(self.collection["selected"]),
                     set(self.collection.get("sharded_out", [])))
         return self.state.applicable, self.state.selected & set(self.state.applicable), self.state.sharded_out
+
+    def own_server_deselected(self) -> list[str]:
+        """Tests deselected under --server-url because they start servers of their own."""
+        if self.collection is not None:
+            return list(self.collection.get("own_server", []))
+        return list(self.state.own_server_deselected)
+
+    def notes(self) -> list[str]:
+        """What the run was told in an older spelling, and what it left out and why."""
+        own = self.own_server_deselected()
+        return list(self.state.notes) + ([f"{len(own)} tests deselected: each {OWN_SERVER}"] if own else [])
 
     def rows(self) -> list[dict[str, Any]]:
         applicable, selected, sharded = self._collection()
@@ -335,6 +347,7 @@ class ReportCollector:
             "protocol_version": self.protocol_version,
             "protocol_versions_refused": preflight.refused if preflight else [],
             "warnings": preflight.warnings if preflight else [],
+            "notes": self.notes(),
             "target": self.state.target,
             "commands": dict(self.state.commands),  # the profile's further commands (--rc-command), if it has any
             "strict": self.state.strict,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+from .target.sessions import OWN_SERVER
 from .verdicts import EXIT_MEANINGS
 
 SHOWN_CAUSES = 8
@@ -74,6 +75,9 @@ def write_summary(collector: Any, terminalreporter: Any) -> None:
         terminalreporter.section("retrieval-contract: expectations file", sep="-")
         for problem in collector.problems:
             write(problem)
+    own = collector.own_server_deselected()
+    if own:  # the deprecation notes were shown in the header
+        write(f"retrieval-contract: NOTE: {len(own)} tests deselected: each {OWN_SERVER}")
     counts = Counter(r["status"] for r in rows)
     checks = collector.checks(all_rows)
     by = ", ".join(f"{k} {v}" for k, v in checks["blocked_by"].items())

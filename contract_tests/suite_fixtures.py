@@ -15,7 +15,7 @@ from .harness.sdk import SdkClient
 from .harness.stdio import Connection
 from .items import is_worker
 from .names import ParameterNames
-from .target.sessions import ServerFactory
+from .target.sessions import OWN_SERVER, OwnServers, ServerFactory
 from .target.state import FIXTURE_TOKENS, STATE, SuiteState
 
 LOG_LINES = 60
@@ -79,6 +79,16 @@ def servers(suite: SuiteState, tmp_path_factory: pytest.TempPathFactory, pytestc
     suite.server_logs.extend(logs)
     if is_worker(pytestconfig):
         pytestconfig.workeroutput["rc_server_logs"] = suite.server_logs
+
+
+@pytest.fixture(scope="session")
+def own_servers(servers: ServerFactory, suite: SuiteState) -> OwnServers:
+    """Processes the suite starts itself with settings of its own. A test that asks for this
+    fixture, itself or through its fixtures, is deselected under --server-url at collection; one
+    that asks for it only on some path (request.getfixturevalue) is skipped there, same reason."""
+    if suite.server_url:
+        pytest.skip(OWN_SERVER)
+    return OwnServers(servers)
 
 
 @pytest.fixture(scope="session")

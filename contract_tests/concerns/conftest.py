@@ -34,10 +34,12 @@ def attack_fixture(contract_fixture, profile):
 
 
 @pytest.fixture(scope="session")
-def attack_server(servers, server, client, contract_fixture, attack_fixture):
+def attack_server(request, server, client, contract_fixture, attack_fixture):
+    """The server the path attacks run on: the one under test, or one of the suite's own on the
+    twin with symlink traps."""
     if attack_fixture is contract_fixture:
         return server
-    srv = servers.start(attack_fixture)
+    srv = request.getfixturevalue("own_servers").start(attack_fixture)
     srv.initialize()
     return srv
 

@@ -28,16 +28,18 @@ def main(server, client, profile, notebooks) -> Session:
 
 
 @pytest.fixture
-def new_session(servers, server, client, notebooks, suite, profile):
+def new_session(request, servers, server, client, notebooks, suite, profile):
     """Make a new, initialized session: over HTTP another session on the shared server; over
-    stdio (or with a home, fixture or settings of its own) a new server process."""
+    stdio a new server process; with a home, fixture or settings of its own a server of its own."""
     made: list[Any] = []
 
     def make(*, home=None, fixture=None, extra=None, process: bool = False) -> Session:
         if suite.transport == "http" and not (home or fixture or extra or process):
             conn = servers.session(server, notebooks)
+        elif home or fixture or extra:
+            conn = request.getfixturevalue("own_servers").start(fixture or notebooks, home=home, extra=extra)
         else:
-            conn = servers.start(fixture or notebooks, home=home, extra=extra)
+            conn = servers.start(notebooks)
         made.append(conn)
         conn.initialize()
         return Session(conn, profile, fixture or notebooks)

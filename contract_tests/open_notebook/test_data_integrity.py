@@ -143,13 +143,13 @@ def _caught(state: Tampered, key: str, step) -> None:
 
 
 @pytest.fixture(scope="module")
-def tampered(servers, profile, notebooks, tmp_path_factory):
+def tampered(own_servers, profile, notebooks, tmp_path_factory):
     """A private fixture and a server started on it; the long-context passage and the
     artifacts are looked up, then their files change on disk."""
     if notebooks.imported:
         pytest.skip("the server reads the store its load command filled; the suite cannot change what it serves")
     fixture = type(notebooks).build(profile, tmp_path_factory.mktemp("tamper"), notebooks.settings)
-    conn = servers.start(fixture)
+    conn = own_servers.start(fixture)
     conn.initialize()
     state = Tampered(Session(conn, profile, fixture))
     passage = fixture.collection("active").passage("long_context")
@@ -234,13 +234,13 @@ def test_every_changed_artifact_is_reported_one_way(tampered):
 
 
 @pytest.mark.req("ON-RO-001")
-def test_every_tool_leaves_the_fixture_unchanged(servers, profile, notebooks, tmp_path_factory):
+def test_every_tool_leaves_the_fixture_unchanged(own_servers, profile, notebooks, tmp_path_factory):
     """A private fixture, snapshotted before its server starts and after a tour of all eleven
     tools (what the shared sweep cannot reach: fetches, artifacts, provenance, a whole
     stream) and of mutation attempts: bytes and modification times must not move."""
     fixture = type(notebooks).build(profile, tmp_path_factory.mktemp("tour"), notebooks.settings)
     before = snapshot(fixture.root)
-    conn = servers.start(fixture)
+    conn = own_servers.start(fixture)
     conn.initialize()
     session = Session(conn, profile, fixture)
 

@@ -113,14 +113,14 @@ def _finding(message, request, kind="fail", *, req: str | None = None):
     return Finding(req, message, None, request, kind)
 
 
-def start_with_roots(servers, fixture, root_name, bad_value, *, prefix=None):
+def start_with_roots(own_servers, fixture, root_name, bad_value, *, prefix=None):
     """Start the server with one root spoiled (None: the variable unset) and its stdin closed;
     return the finished process (killed after 30 s: one that kept running)."""
     placeholder = root_name.lower()
-    if bad_value is None and "{" + placeholder + "}" in (servers.command("server") or ""):
+    if bad_value is None and "{" + placeholder + "}" in (own_servers.command("server") or ""):
         pytest.skip(f"the server command passes {{{placeholder}}} itself; the variable cannot be left unset")
     values = {placeholder: bad_value} if bad_value is not None else {}
-    return servers.run(fixture, "server", values=values, env_drop=(root_name,) if bad_value is None else (),
+    return own_servers.run(fixture, "server", values=values, env_drop=(root_name,) if bad_value is None else (),
                        prefix=prefix, input="", timeout=30)
 
 

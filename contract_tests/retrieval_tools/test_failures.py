@@ -89,19 +89,19 @@ def _class_codes(profile, calls_for, fixture, findings) -> dict[str, dict[str, t
 
 
 @pytest.mark.req("RT-ERR-001", "RT-ERR-004", "RT-ENV-002")
-def test_each_failure_class_gives_one_stable_code_and_the_reasons_differ(server, client, servers, fixture_roots,
+def test_each_failure_class_gives_one_stable_code_and_the_reasons_differ(server, client, own_servers, fixture_roots,
                                                                          names, profile, suite):
     """Every case of every failure class, on every tool it applies to (the unreadable class on
     a server that cannot bypass file permissions): one code per class, the declared one if
     declared; distinct codes (or reason values) for missing, unreadable and out-of-root."""
     traps = fixture_roots.twin("all")
-    trap_server = servers.start(traps)
+    trap_server = own_servers.start(traps)
     trap_server.initialize()
     by_server = {False: Calls(trap_server, names, profile), True: None}
     from contract_tests.harness.privileges import unprivileged_prefix
     prefix, why = unprivileged_prefix()
     if prefix is not None:
-        locked_server = servers.start(fixture_roots.twin("locked"), unprivileged=True)
+        locked_server = own_servers.start(fixture_roots.twin("locked"), unprivileged=True)
         locked_server.initialize()
         by_server[True] = Calls(locked_server, names, profile)
     declared = contracts.DECLARATION.get("error_codes", {})

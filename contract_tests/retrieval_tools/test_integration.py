@@ -146,11 +146,11 @@ def test_search_skips_binary_files(calls):
 
 @pytest.mark.req("RT-SRCH-009")
 @pytest.mark.parametrize("traps", ["all", "files"])
-def test_search_answers_on_roots_that_hold_symlinks(servers, fixture_roots, names, profile, traps):
+def test_search_answers_on_roots_that_hold_symlinks(own_servers, fixture_roots, names, profile, traps):
     """Links to files and directories, out of the root and into the other root: search still
     answers, with (at least) the matches of the root's own files."""
     twin = fixture_roots.twin(traps)
-    srv = servers.start(twin)
+    srv = own_servers.start(twin)
     srv.initialize()
     try:
         got = set(_pairs(Calls(srv, names, profile).matches({"query": NEEDLE_COMMON, "repo": "both"})))
@@ -321,11 +321,11 @@ def test_get_snippet_rejects_or_clamps_a_start_below_one(calls, start):
 
 
 @pytest.mark.req("RT-SRCH-008")
-def test_search_skips_entries_it_cannot_read(servers, fixture_roots, names, profile):
+def test_search_skips_entries_it_cannot_read(own_servers, fixture_roots, names, profile):
     """A file and a directory the server cannot read (it runs without the power to bypass file
     permissions): search answers with every readable match."""
     locked = fixture_roots.twin("locked")
-    srv = servers.start(locked, unprivileged=True)
+    srv = own_servers.start(locked, unprivileged=True)
     srv.initialize()
     try:
         got = _pairs(Calls(srv, names, profile).matches({"query": NEEDLE_COMMON, "repo": "docs"}))
@@ -341,11 +341,11 @@ def test_search_skips_entries_it_cannot_read(servers, fixture_roots, names, prof
 
 @pytest.mark.req("RT-CFG-005")
 @pytest.mark.parametrize("form", ["relative", "trailing-slash"])
-def test_a_relative_or_trailing_slash_root_is_refused_or_served_alike(servers, fixture_roots, names, profile, form):
-    home = servers.fresh_home()
+def test_a_relative_or_trailing_slash_root_is_refused_or_served_alike(own_servers, fixture_roots, names, profile, form):
+    home = own_servers.fresh_home()
     docs = fixture_roots.repo_root("docs")
     value = os.path.relpath(docs, home) if form == "relative" else str(docs) + "/"
-    srv = servers.start(fixture_roots, home=home, extra={"docs_root": value})
+    srv = own_servers.start(fixture_roots, home=home, extra={"docs_root": value})
     response = srv.initialize()
     with Findings() as findings:
         if "result" not in response:

@@ -15,8 +15,8 @@ pytestmark = [profiles_mark, pytest.mark.security]
 
 
 @pytest.fixture(scope="module")
-def trap_calls(servers, fixture_roots, names, profile):
-    srv = servers.start(fixture_roots.twin("all"))
+def trap_calls(own_servers, fixture_roots, names, profile):
+    srv = own_servers.start(fixture_roots.twin("all"))
     srv.initialize()
     return Calls(srv, names, profile)
 
@@ -38,11 +38,11 @@ def test_a_path_cannot_reach_into_the_other_root(trap_calls, fixture_roots, tool
 
 @pytest.mark.req("RT-PATH-004")
 @pytest.mark.parametrize("traps", ["files", "all"])
-def test_search_never_returns_content_from_outside_the_roots(servers, fixture_roots, names, profile, traps):
+def test_search_never_returns_content_from_outside_the_roots(own_servers, fixture_roots, names, profile, traps):
     """Roots with links out of them (files only, or files and directories): a search for a term
     the outside files hold returns none of their content."""
     twin = fixture_roots.twin(traps)
-    srv = servers.start(twin)
+    srv = own_servers.start(twin)
     srv.initialize()
     calls = Calls(srv, names, profile)
     try:
@@ -57,8 +57,8 @@ def test_search_never_returns_content_from_outside_the_roots(servers, fixture_ro
 
 @pytest.mark.req("RT-CFG-004")
 @pytest.mark.parametrize("spoil", ["DOCS_ROOT", "CODE_ROOT"])
-def test_a_start_up_error_never_lists_a_roots_contents(servers, fixture_roots, tmp_path, spoil):
-    proc = start_with_roots(servers, fixture_roots, spoil, str(tmp_path / "no-such-root"))
+def test_a_start_up_error_never_lists_a_roots_contents(own_servers, fixture_roots, tmp_path, spoil):
+    proc = start_with_roots(own_servers, fixture_roots, spoil, str(tmp_path / "no-such-root"))
     names = ["README.md", "guide", "api", "lines.md", "src", "main.py", "many.txt", "tests"]
     shown = [n for n in names if n in proc.stderr]
     with Findings() as findings:

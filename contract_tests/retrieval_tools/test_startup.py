@@ -21,27 +21,27 @@ def _refuses(proc, root_name, value, findings, *, req: str | None = None):
 
 @pytest.mark.req("RT-CFG-001")
 @pytest.mark.parametrize("root_name", ["DOCS_ROOT", "CODE_ROOT"])
-def test_a_missing_root_variable_stops_the_server(servers, fixture_roots, root_name):
+def test_a_missing_root_variable_stops_the_server(own_servers, fixture_roots, root_name):
     with Findings() as findings:
-        _refuses(start_with_roots(servers, fixture_roots, root_name, None), root_name,
+        _refuses(start_with_roots(own_servers, fixture_roots, root_name, None), root_name,
                  None, findings)
 
 
 @pytest.mark.req("RT-CFG-002")
 @pytest.mark.parametrize("root_name", ["DOCS_ROOT", "CODE_ROOT"])
 @pytest.mark.parametrize("kind", ["missing", "file"])
-def test_a_root_that_is_not_a_directory_stops_the_server(servers, fixture_roots, tmp_path, root_name, kind):
+def test_a_root_that_is_not_a_directory_stops_the_server(own_servers, fixture_roots, tmp_path, root_name, kind):
     bad = tmp_path / "not-a-root"
     if kind == "file":
         bad.write_text("x")
     with Findings() as findings:
-        _refuses(start_with_roots(servers, fixture_roots, root_name, str(bad)), root_name,
+        _refuses(start_with_roots(own_servers, fixture_roots, root_name, str(bad)), root_name,
                  str(bad), findings)
 
 
 @pytest.mark.req("RT-CFG-003")
 @pytest.mark.parametrize("root_name", ["DOCS_ROOT", "CODE_ROOT"])
-def test_an_unreadable_root_stops_the_server(servers, fixture_roots, tmp_path, root_name):
+def test_an_unreadable_root_stops_the_server(own_servers, fixture_roots, tmp_path, root_name):
     from contract_tests.harness.privileges import unprivileged_prefix
     prefix, why = unprivileged_prefix()
     if prefix is None:
@@ -50,7 +50,7 @@ def test_an_unreadable_root_stops_the_server(servers, fixture_roots, tmp_path, r
     bad.mkdir()
     bad.chmod(0)
     try:
-        proc = start_with_roots(servers, fixture_roots, root_name, str(bad), prefix=prefix)
+        proc = start_with_roots(own_servers, fixture_roots, root_name, str(bad), prefix=prefix)
     finally:
         bad.chmod(0o700)
     with Findings() as findings:

@@ -55,12 +55,12 @@ def _interleaved_medians(small, large, pairs: int) -> tuple[float, float]:
 
 
 @pytest.mark.req("SSL-PERF-002")
-def test_call_time_does_not_grow_with_the_vault(servers, fixture_vault, profile, tmp_path_factory):
+def test_call_time_does_not_grow_with_the_vault(own_servers, fixture_vault, profile, tmp_path_factory):
     """Best of three interleaved measurements: a server that scans the vault is slow in all of
     them, while a burst of load on a shared CI machine spoils at most one or two."""
     small = _vault_of(tmp_path_factory.mktemp("small"), 10)
     large = _vault_of(tmp_path_factory.mktemp("large"), 20_000)
-    pair = [servers.start(small), servers.start(large)]
+    pair = [own_servers.start(small), own_servers.start(large)]
     ratio = profile.limits["scan_ratio"]
     attempts = []
     try:

@@ -298,11 +298,9 @@ LOG_EXCLUSIONS = {
 
 
 @pytest.mark.parametrize("req", [pytest.param(r, marks=pytest.mark.req(r), id=r) for r in LOG_EXCLUSIONS])
-def test_logs_carry_none_of_the_seeds_exclusions(servers, contract_fixture, req):
+def test_logs_carry_none_of_the_seeds_exclusions(own_servers, contract_fixture, req):
     fx = contract_fixture
-    if not servers.can_restart:
-        pytest.skip("the server's logs are not visible to the suite (--server-url)")
-    srv = servers.start(fx)
+    srv = own_servers.start(fx)
     try:
         check("result" in srv.initialize(), "no session", req="SSH-LOG-001")
         _exercise(srv, fx)

@@ -54,8 +54,15 @@ def connect(suite: SuiteState, fixture: Any, home: Path, *, command: str | None 
     return StdioServer(argv, env=env, cwd=home, transcript=transcript)
 
 
+# Why a test that needs its own server does not run against --server-url (one reason, said once).
+OWN_SERVER = ("needs a server the suite starts itself (--server-cmd): --server-url attaches to a running one, "
+              "whose settings, fixture, processes and logs the suite does not control")
+
+
 class ServerFactory:
-    """Starts servers for the profile's command; remembers them for leak scans and cleanup."""
+    """Servers on the profile's fixture: the one under test and fresh ones like it (a new process
+    from --server-cmd, or a new session on the server at --server-url), and further sessions on a
+    running HTTP server. Remembers every server it gave for leak scans and cleanup."""
 
     def __init__(self, suite: SuiteState, base: Path) -> None:
         self.suite = suite
@@ -71,12 +78,15 @@ class ServerFactory:
         private_environment(home)  # creates HOME, XDG and TMPDIR before any snapshot
         return home
 
-    def start(self, fixture: Any, *, home: Path | None = None, command: str | None = None,
-              extra: dict[str, str] | None = None, token: str | None = None, unprivileged: bool = False,
-              env_drop: tuple[str, ...] = ()) -> Connection:
-        if self.suite.server_url and (command or extra or unprivileged or env_drop):
-            pytest.skip("needs a server the suite starts with its own settings (--server-cmd), "
-                        "not the running one at --server-url")
+    def start(self, fixture: Any, *, token: str | None = None) -> Connection:
+        """A fresh server on `fixture` (the profile's, or under --server-cmd one like it): a new
+        process, or under --server-url a new session on the running server."""
+        return self.launch(fixture, token=token)
+
+    def launch(self, fixture: Any, *, home: Path | None = None, command: str | None = None,
+               extra: dict[str, str] | None = None, token: str | None = None, unprivileged: bool = False,
+               env_drop: tuple[str, ...] = ()) -> Connection:
+        """`start` with settings of the test's own (what OwnServers.start offers)."""
         stopped = HEALTH.check()
         if stopped:
             raise ServerStopped(stopped)  # no new server once the run has stopped talking to them
@@ -89,8 +99,55 @@ class ServerFactory:
         server = connect(self.suite, fixture, home, command=command, extra=extra, token=token, prefix=prefix,
                          env_drop=env_drop)
         self.started.append(server)
-        self._spare_startup(server, fixture, self.suite.transport)
+        self.spare_startup(server, fixture, self.suite.transport)
         return server
+
+    def session(self, server: Connection, fixture: Any, token: str | None = None, *,
+                headers: dict[str, str] | None = None) -> HttpServer:
+        """Another session on the same running HTTP server, with its own (or the default) token,
+        or with these headers."""
+        assert isinstance(server, HttpServer), "sessions are an HTTP notion"
+        attached = HttpServer(server.url, headers=headers if headers is not None else session_headers(fixture, token))
+        self.started.append(attached)
+        return attached
+
+    def spare_startup(self, server: Connection, fixture: Any, transport: str) -> None:
+        spared = self.suite.profile.data.get("startup_output", {}).get("may_name", {}).get(transport)
+        if spared and server.proc is not None:
+            spare_startup_paths(server, [fixture.placeholders()[name] for name in spared])
+
+    def close_all(self) -> None:
+        for server in self.started:
+            if server.alive():
+                server.close(timeout=3)
+        for proc in self.spawned:
+            if proc.poll() is None:
+                proc.kill(grace=0)
+
+
+class OwnServers:
+    """Processes the suite starts itself, with settings of its own: a server on another fixture,
+    home or configuration, unprivileged or with a variable unset, and the implementation's other
+    commands by role (serve, public, hold, ...). The `own_servers` fixture: a test that asks for
+    it, itself or through a fixture, is deselected under --server-url (OWN_SERVER)."""
+
+    def __init__(self, factory: ServerFactory) -> None:
+        self.factory = factory
+        self.suite = factory.suite
+
+    def fresh_home(self) -> Path:
+        return self.factory.fresh_home()
+
+    def session(self, server: HttpServer, *, headers: dict[str, str]) -> HttpServer:
+        """Another session on an HTTP server this test started, with these headers."""
+        return self.factory.session(server, None, headers=headers)
+
+    def start(self, fixture: Any, *, home: Path | None = None, command: str | None = None,
+              extra: dict[str, str] | None = None, token: str | None = None, unprivileged: bool = False,
+              env_drop: tuple[str, ...] = ()) -> Connection:
+        """A server process of the profile's command on `fixture`, with these settings."""
+        return self.factory.launch(fixture, home=home, command=command, extra=extra, token=token,
+                                   unprivileged=unprivileged, env_drop=env_drop)
 
     # -- the implementation's commands by role ------------------------------------------------
     def command(self, role: str) -> str | None:
@@ -109,7 +166,7 @@ class ServerFactory:
         stopped = HEALTH.check()
         if stopped:
             raise ServerStopped(stopped)  # nothing new starts once the run has stopped talking to servers
-        home = self.fresh_home()
+        home = self.factory.fresh_home()
         filled = {**fixture.placeholders(), **(values or {})}
         argv = list(prefix or []) + render_command(command, filled) + list(append)
         own_env = getattr(fixture, "environment", None)  # a fixture kind that cleans the caller's settings
@@ -133,7 +190,7 @@ class ServerFactory:
         caller stops it, and close_all kills what is left."""
         argv, environment, home = self._launch(fixture, role, values, env, (), (), None)
         proc = Bounded(argv, env=environment, cwd=home, merge_stderr=merge_stderr)
-        self.spawned.append(proc)
+        self.factory.spawned.append(proc)
         return proc
 
     def start_http(self, fixture: Any, role: str, *, values: Mapping[str, str] | None = None,
@@ -147,8 +204,8 @@ class ServerFactory:
         # Several servers may start side by side on a loaded machine: a slow start is not a finding.
         server = HttpServer(f"http://127.0.0.1:{port}{path}", argv, env=environment, cwd=home, headers=headers,
                             startup_timeout=60)
-        self.started.append(server)
-        self._spare_startup(server, fixture, "http")
+        self.factory.started.append(server)
+        self.factory.spare_startup(server, fixture, "http")
         return server
 
     def start_stdio(self, fixture: Any, role: str = "server", *, values: Mapping[str, str] | None = None,
@@ -157,31 +214,5 @@ class ServerFactory:
         whatever the run's transport."""
         argv, environment, home = self._launch(fixture, role, values, env, (), append, None)
         server = StdioServer(argv, env=environment, cwd=home)
-        self.started.append(server)
+        self.factory.started.append(server)
         return server
-
-    def _spare_startup(self, server: Connection, fixture: Any, transport: str) -> None:
-        spared = self.suite.profile.data.get("startup_output", {}).get("may_name", {}).get(transport)
-        if spared and server.proc is not None:
-            spare_startup_paths(server, [fixture.placeholders()[name] for name in spared])
-
-    def session(self, server: Connection, fixture: Any, token: str | None = None) -> HttpServer:
-        """Another session on the same running HTTP server, with its own (or the default) token."""
-        assert isinstance(server, HttpServer), "sessions are an HTTP notion"
-        attached = HttpServer(server.url, headers=session_headers(fixture, token))
-        self.started.append(attached)
-        return attached
-
-    @property
-    def can_restart(self) -> bool:
-        return not self.suite.server_url
-
-    def close_all(self) -> None:
-        for server in self.started:
-            if server.alive():
-                server.close(timeout=3)
-        for proc in self.spawned:
-            if proc.poll() is None:
-                proc.kill(grace=0)
-
-

@@ -48,6 +48,8 @@ class SuiteState:
     shaping_options: dict[str, str] = field(default_factory=dict)  # --declare, --expectations, limits, as given
     protocol_version_given: str | None = None     # --protocol-version
     notes: list[str] = field(default_factory=list)  # deprecated spellings the run was given
+    # tests deselected under --server-url because they start servers of their own (OWN_SERVER)
+    own_server_deselected: list[str] = field(default_factory=list)
 
     @property
     def command(self) -> str:

@@ -237,7 +237,7 @@ def is_json(response: httpx.Response) -> bool:
 
 
 # -- servers started from the profile's commands -------------------------------------------------
-def serve_refusals(servers, fixture, cases: dict[str, tuple[dict[str, str], dict[str, str]]],
+def serve_refusals(own_servers, fixture, cases: dict[str, tuple[dict[str, str], dict[str, str]]],
                    timeout: float = 20) -> dict[str, str | None]:
     """Start serve once per case ({name: (values, env)}) side by side on a free port each, and
     say how each ended: None when it refused to start (exited non-zero within `timeout`
@@ -246,7 +246,7 @@ def serve_refusals(servers, fixture, cases: dict[str, tuple[dict[str, str], dict
 
     def one(name: str) -> None:
         values, env = cases[name]
-        procs[name] = servers.run(fixture, "serve", values={"port": str(free_port()), **values}, env=env,
+        procs[name] = own_servers.run(fixture, "serve", values={"port": str(free_port()), **values}, env=env,
                                   timeout=timeout)
     threads = [threading.Thread(target=one, args=(name,)) for name in cases]
     for thread in threads:

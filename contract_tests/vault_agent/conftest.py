@@ -15,9 +15,11 @@ def ids(server, client, names):
 
 
 @pytest.fixture(scope="session")
-def api(suite, servers, server, contract_fixture):
-    """An httpx client on the HTTP API of the fixture the MCP server serves."""
-    srv = server if suite.transport == "http" else servers.start_http(contract_fixture, "serve")
+def api(request, suite, server, contract_fixture):
+    """An httpx client on the HTTP API of the fixture the MCP server serves: the server's own over
+    HTTP, else a `serve` the suite starts (a server of its own)."""
+    srv = server if suite.transport == "http" else \
+        request.getfixturevalue("own_servers").start_http(contract_fixture, "serve")
     with httpx.Client(base_url=api_base(srv), timeout=60) as http:
         http.rc_server = srv  # whose output a test scans for what its requests leaked
         yield http

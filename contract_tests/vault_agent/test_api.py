@@ -29,7 +29,7 @@ def _describe(exc: BaseException) -> str:
 
 @pytest.mark.integration
 @pytest.mark.req("VA-API-001")
-def test_schemathesis_finds_nothing_against_the_openapi_document(suite, servers, contract_fixture, profile,
+def test_schemathesis_finds_nothing_against_the_openapi_document(suite, own_servers, contract_fixture, profile,
                                                                 tmp_path_factory):
     import schemathesis
     from hypothesis import HealthCheck, given, settings
@@ -38,7 +38,7 @@ def test_schemathesis_finds_nothing_against_the_openapi_document(suite, servers,
     from schemathesis.checks import not_a_server_error
 
     fixture = contract_fixture.private_copy(tmp_path_factory.mktemp("openapi"), profile)
-    srv = servers.start_http(fixture, "serve")
+    srv = own_servers.start_http(fixture, "serve")
     base = api_base(srv)
     schema = schemathesis.openapi.from_path(contracts.contracts_root() / "specs" / "openapi" /
                                             "vault-agent.openapi.yaml")

@@ -23,7 +23,7 @@ CONFIG = ('[embedding]\nenabled = true\nmodel = "rc-unavailable-model"\n'
 
 
 @pytest.fixture(scope="module")
-def unavailable(suite, servers, contract_fixture, tmp_path_factory, names):
+def unavailable(suite, own_servers, contract_fixture, tmp_path_factory, names):
     """A private fixture indexed with embeddings configured but unreachable, its server and ids."""
     fixture = build_vault_agent(tmp_path_factory.mktemp("embedding"))
     fixture.settings = dict(contract_fixture.settings)
@@ -37,7 +37,7 @@ def unavailable(suite, servers, contract_fixture, tmp_path_factory, names):
         # nothing to search: the check cannot run.
         raise blocked(f"the index command with embeddings configured but unreachable exited "
                       f"{proc.returncode}; nothing to search", req=REQ)
-    srv = servers.start(fixture, extra={"config": str(config)})
+    srv = own_servers.start(fixture, extra={"config": str(config)})
     srv.initialize(protocol_version())
     yield srv, Ids(srv, names)
     srv.close(timeout=5)

@@ -34,10 +34,10 @@ def _knows_edit(srv, names) -> bool:
 
 
 @pytest.fixture(scope="module")
-def fresh(suite, servers, contract_fixture, profile, tmp_path_factory, names):
+def fresh(suite, own_servers, contract_fixture, profile, tmp_path_factory, names):
     """A private fixture (edits and index runs are the point) with its own server and ids."""
     fixture = contract_fixture.private_copy(tmp_path_factory.mktemp("freshness"), profile)
-    srv = servers.start(fixture)
+    srv = own_servers.start(fixture)
     srv.initialize(protocol_version())
     yield fixture, srv, Ids(srv, names)
     srv.close(timeout=5)
@@ -108,9 +108,9 @@ def test_an_edit_makes_search_and_related_stale_with_a_warning_until_the_index_r
 
 @pytest.mark.data_integrity
 @pytest.mark.req("VA-FRESH-002")
-def test_a_held_writer_shows_as_pending_then_updating_with_a_warning(fresh, names, servers):
+def test_a_held_writer_shows_as_pending_then_updating_with_a_warning(fresh, names, own_servers):
     fixture, srv, _ids = fresh
-    if not servers.command("hold"):
+    if not own_servers.command("hold"):
         pytest.skip("no hold command was given (--rc-command hold=CMD): pending and updating cannot be produced")
     with Findings() as findings:
         before, _request = _search(srv, names)
@@ -119,7 +119,7 @@ def test_a_held_writer_shows_as_pending_then_updating_with_a_warning(fresh, name
             _edit(fixture, f"tokheld{phase}")
             hold = fixture.state / f"hold-{phase}"
             hold.write_text("held by retrieval-contract\n")
-            writer = servers.spawn(fixture, "hold", values={"hold_state": phase, "hold_file": str(hold)})
+            writer = own_servers.spawn(fixture, "hold", values={"hold_state": phase, "hold_file": str(hold)})
             seen: list = []
             try:
                 def reported() -> bool:
@@ -146,10 +146,10 @@ def test_a_held_writer_shows_as_pending_then_updating_with_a_warning(fresh, name
 
 
 @pytest.fixture(scope="module")
-def incompatible(suite, servers, contract_fixture):
+def incompatible(suite, own_servers, contract_fixture):
     """A server whose vault.exclude differs from the one the index was built with."""
     config = contract_fixture.write_config("incompatible.toml", '[vault]\nexclude = ["drafts/"]\n')
-    srv = servers.start(contract_fixture, extra={"config": str(config)})
+    srv = own_servers.start(contract_fixture, extra={"config": str(config)})
     srv.initialize(protocol_version())
     yield srv
     srv.close(timeout=5)

@@ -50,7 +50,7 @@ PRECEDENCE = [
 ]
 
 
-def _start_all(servers, suite, fixture, cases):
+def _start_all(own_servers, suite, fixture, cases):
     """serve for every case side by side (start-up dominates), or the reason one did not start."""
     started: dict[str, object] = {}
 
@@ -58,7 +58,7 @@ def _start_all(servers, suite, fixture, cases):
         name, toml, env, flags = case[:4]
         values = {"config": str(fixture.write_config(f"{name}.toml", toml))} if toml else {}
         try:
-            started[name] = servers.start_http(fixture, "serve", values=values, env=env, append=flags)
+            started[name] = own_servers.start_http(fixture, "serve", values=values, env=env, append=flags)
         except Exception as exc:  # noqa: BLE001 - reported as the case's finding
             started[name] = exc
     threads = [threading.Thread(target=one, args=(case,)) for case in cases]
@@ -75,12 +75,12 @@ CONFIG = ("VA-CFG-001", "VA-CFG-002", "VA-HTTP-001")
 @pytest.mark.integration
 @per_requirement(*CONFIG)
 def test_mcp_enablement_and_endpoint_follow_flags_then_environment_then_toml_then_defaults(
-        req, suite, servers, contract_fixture):
-    sweep_verdict("config", req, CONFIG, lambda findings: _config_sweep(suite, servers, contract_fixture, findings))
+        req, suite, own_servers, contract_fixture):
+    sweep_verdict("config", req, CONFIG, lambda findings: _config_sweep(suite, own_servers, contract_fixture, findings))
 
 
-def _config_sweep(suite, servers, contract_fixture, findings) -> None:
-    started = _start_all(servers, suite, contract_fixture, PRECEDENCE)
+def _config_sweep(suite, own_servers, contract_fixture, findings) -> None:
+    started = _start_all(own_servers, suite, contract_fixture, PRECEDENCE)
     for name, _toml_text, env, flags, on, off, reqs in PRECEDENCE:
         srv = started.get(name)
         if not isinstance(srv, HttpServer):
@@ -106,10 +106,10 @@ def _config_sweep(suite, servers, contract_fixture, findings) -> None:
 
 @pytest.mark.integration
 @pytest.mark.req("VA-HTTP-002")
-def test_an_mcp_endpoint_on_an_api_path_is_refused_at_start_up(suite, servers, contract_fixture):
+def test_an_mcp_endpoint_on_an_api_path_is_refused_at_start_up(suite, own_servers, contract_fixture):
     cases = {path: ({}, {MCP_ENABLED: "true", MCP_ENDPOINT: path}) for path in ("/search", "/status")}
     with Findings() as findings:
-        for path, outcome in serve_refusals(servers, contract_fixture, cases).items():
+        for path, outcome in serve_refusals(own_servers, contract_fixture, cases).items():
             findings.check(outcome is None, f"with mcp.http.endpoint {path} serve {outcome}; "
                            "it must refuse to start", case=path)
 
@@ -123,13 +123,13 @@ BAD_PATHS = [("no-leading-slash", "rc-mcp", None), ("dot-dot", "/rc/../mcp", Non
 @pytest.mark.integration
 @pytest.mark.req("VA-HTTP-013")
 def test_an_mcp_endpoint_without_a_leading_slash_or_with_dot_dot_or_a_null_byte_is_refused(
-        suite, servers, contract_fixture):
+        suite, own_servers, contract_fixture):
     cases = {}
     for name, path, toml in BAD_PATHS:
         values = {"config": str(contract_fixture.write_config(f"endpoint-{name}.toml", toml))} if toml else {}
         cases[name] = (values, {MCP_ENABLED: "true", **({MCP_ENDPOINT: path} if path else {})})
     with Findings() as findings:
-        for name, outcome in serve_refusals(servers, contract_fixture, cases).items():
+        for name, outcome in serve_refusals(own_servers, contract_fixture, cases).items():
             findings.check(outcome is None, f"with such an mcp.http.endpoint serve {outcome}; it must "
                            "refuse to start", case=name)
 
@@ -177,7 +177,7 @@ def _preflight(base: str, path: str, origin: str) -> httpx.Response:
 @pytest.mark.security
 @pytest.mark.req("VA-HTTP-006")
 def test_cors_is_off_by_default_and_allows_only_the_configured_origin_without_credentials(
-        suite, servers, server, client, contract_fixture):
+        suite, own_servers, server, client, contract_fixture):
     path = httpx.URL(server.url).path
     with Findings() as findings:
         base = api_base(server)
@@ -186,7 +186,7 @@ def test_cors_is_off_by_default_and_allows_only_the_configured_origin_without_cr
                                                            headers={"Origin": APP}, timeout=30))):
             findings.check("access-control-allow-origin" not in response.headers,
                            f"CORS is on by default: {what} from {APP} got Access-Control-Allow-Origin", case="default")
-        srv = servers.start_http(contract_fixture, "server", path=path,
+        srv = own_servers.start_http(contract_fixture, "server", path=path,
                          env={"VAULT_AGENT_CORS_ENABLED": "true", "VAULT_AGENT_CORS_ALLOWED_ORIGINS": APP})
         base = api_base(srv)
         allowed = _preflight(base, path, APP)

@@ -15,7 +15,7 @@ import pytest
 
 from contract_tests.checks import called_ok
 from contract_tests.harness import canaries
-from contract_tests.harness.http import HttpServer, free_port
+from contract_tests.harness.http import free_port
 from contract_tests.verdicts import describe_call
 from contract_tests.vault_agent.common import (
     answers_mcp, api_base, choice, initialize_http, per_requirement, profiles_mark, protocol_version,
@@ -46,10 +46,10 @@ class Keyless:
     generated: list[str] = field(default_factory=list)
 
 
-def _keyless_public(servers, suite, fixture) -> Keyless:
+def _keyless_public(own_servers, suite, fixture) -> Keyless:
     port = free_port()
     before = fixture.config.read_bytes()
-    proc = servers.spawn(fixture, "public", values={"port": str(port), "api_key": ""}, merge_stderr=True)
+    proc = own_servers.spawn(fixture, "public", values={"port": str(port), "api_key": ""}, merge_stderr=True)
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline and proc.poll() is None and not _listening(port):
@@ -98,21 +98,21 @@ PUBLIC = ("VA-HTTP-005", "VA-SEC-001", "VA-HTTP-010", "VA-HTTP-011", "VA-HTTP-01
 
 @pytest.mark.security
 @per_requirement(*PUBLIC)
-def test_a_non_loopback_bind_requires_the_api_key(req, suite, servers, contract_fixture, names, profile):
+def test_a_non_loopback_bind_requires_the_api_key(req, suite, own_servers, contract_fixture, names, profile):
     """Over HTTP runs only: VA-HTTP-005 is a requirement of that transport (a stdio run's verdict
     on it would read n/a, hiding a failure)."""
     if suite.transport != "http":
         pytest.skip("a requirement of Streamable HTTP runs (VA-HTTP-005)")
-    sweep_verdict("public", req, PUBLIC, lambda findings: _public_sweep(suite, servers, contract_fixture, names,
+    sweep_verdict("public", req, PUBLIC, lambda findings: _public_sweep(suite, own_servers, contract_fixture, names,
                                                                         profile, findings))
 
 
-def _public_sweep(suite, servers, contract_fixture, names, profile, findings) -> None:
+def _public_sweep(suite, own_servers, contract_fixture, names, profile, findings) -> None:
     key = contract_fixture.api_key
     keyless: list[tuple[str, str]] = []
-    thread = threading.Thread(target=lambda: keyless.append(_keyless_public(servers, suite, contract_fixture)))
+    thread = threading.Thread(target=lambda: keyless.append(_keyless_public(own_servers, suite, contract_fixture)))
     thread.start()
-    srv = servers.start_http(contract_fixture, "public")
+    srv = own_servers.start_http(contract_fixture, "public")
     base, path = api_base(srv), httpx.URL(srv.url).path
     refusals = {"no key": {}, "wrong key": {"Authorization": "Bearer " + "x" * len(key)},
                 "key in the query string": {"query": f"?api_key={key}&apiKey={key}&key={key}"}}
@@ -137,8 +137,7 @@ def _public_sweep(suite, servers, contract_fixture, names, profile, findings) ->
     granted = initialize_http(base, path, Authorization=f"Bearer {key}")
     if findings.check(answers_mcp(granted), f"the right key: HTTP {granted.status_code}", req="VA-HTTP-005",
                       case="right key"):
-        session = HttpServer(srv.url, headers={"Authorization": f"Bearer {key}"})
-        servers.started.append(session)
+        session = own_servers.session(srv, headers={"Authorization": f"Bearer {key}"})
         session.initialize(protocol_version())
         args = names.args("search", {"query": "tokalpha"})
         request = describe_call("search", args)

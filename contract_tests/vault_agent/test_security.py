@@ -64,10 +64,10 @@ def test_search_and_related_results_carry_no_note_or_chunk_content(server, clien
 
 @pytest.mark.security
 @pytest.mark.req("VA-ERR-007")
-def test_no_error_names_an_absolute_path_after_the_vault_vanished(suite, servers, contract_fixture, profile, names,
+def test_no_error_names_an_absolute_path_after_the_vault_vanished(suite, own_servers, contract_fixture, profile, names,
                                                                   tmp_path_factory):
     fixture = contract_fixture.private_copy(tmp_path_factory.mktemp("vanish"), profile)
-    srv = servers.start(fixture)
+    srv = own_servers.start(fixture)
     srv.initialize(protocol_version())
     moved = fixture.vault.with_name("vault-gone")
     try:

@@ -23,24 +23,24 @@ INVALID_CONFIG = [("unknown-key", "[server]\nrc_no_such_key = 1\n", {}),
 
 @pytest.mark.integration
 @pytest.mark.req("VA-CFG-003")
-def test_an_invalid_configuration_stops_serve_at_start_up(suite, servers, contract_fixture):
+def test_an_invalid_configuration_stops_serve_at_start_up(suite, own_servers, contract_fixture):
     if suite.transport != "http":
         pytest.skip("a requirement of Streamable HTTP runs (VA-CFG-003)")
     cases = {name: ({"config": str(contract_fixture.write_config(f"invalid-{name}.toml", toml))} if toml else {},
                     env) for name, toml, env in INVALID_CONFIG}
     with Findings() as findings:
-        for name, outcome in serve_refusals(servers, contract_fixture, cases).items():
+        for name, outcome in serve_refusals(own_servers, contract_fixture, cases).items():
             findings.check(outcome is None, f"serve {outcome}; a configuration validation error must "
                            "prevent start-up", case=name)
 
 
 @pytest.mark.security
 @pytest.mark.req("VA-HTTP-009")
-def test_a_configured_api_key_guards_every_endpoint_on_loopback_too(suite, servers, contract_fixture, profile):
+def test_a_configured_api_key_guards_every_endpoint_on_loopback_too(suite, own_servers, contract_fixture, profile):
     if suite.transport != "http":
         pytest.skip("a requirement of Streamable HTTP runs (VA-HTTP-009)")
     key = contract_fixture.api_key
-    srv = servers.start_http(contract_fixture, "serve", env={"VAULT_AGENT_API_KEY": key, MCP_ENABLED: "true"})
+    srv = own_servers.start_http(contract_fixture, "serve", env={"VAULT_AGENT_API_KEY": key, MCP_ENABLED: "true"})
     base = api_base(srv)
     calls = {"GET /health": lambda **h: httpx.get(base + "/health", headers=h, timeout=30),
              "POST /search": lambda **h: httpx.post(base + "/search", json={"query": "tokalpha"}, headers=h,

@@ -28,9 +28,9 @@ def _calls(ids) -> dict[str, dict]:
             "related": {"type": "note", "id": note}}
 
 
-def _started(servers, suite, fixture, values_list):
-    """Start several stdio servers side by side and initialize each."""
-    started = [servers.start_stdio(fixture, values=values) for values in values_list]
+def _started(own_servers, suite, fixture, values_list):
+    """Start several stdio own_servers side by side and initialize each."""
+    started = [own_servers.start_stdio(fixture, values=values) for values in values_list]
     answers: list[dict] = [{} for _ in started]
 
     def init(i: int) -> None:
@@ -49,14 +49,14 @@ BARE = ("VA-STDIO-001", "VA-STDIO-002", "VA-STDIO-005", "VA-RO-002")
 @pytest.mark.e2e
 @per_requirement(*BARE)
 def test_without_a_vault_or_an_index_the_server_starts_and_every_tool_fails_actionably(
-        req, suite, servers, contract_fixture, names, ids, profile, tmp_path_factory):
-    sweep_verdict("bare", req, BARE, lambda findings: _bare_sweep(suite, servers, contract_fixture, names, ids,
+        req, suite, own_servers, contract_fixture, names, ids, profile, tmp_path_factory):
+    sweep_verdict("bare", req, BARE, lambda findings: _bare_sweep(suite, own_servers, contract_fixture, names, ids,
                                                                   profile, tmp_path_factory.mktemp("bare"), findings))
 
 
-def _bare_sweep(suite, servers, contract_fixture, names, ids, profile, tmp_path, findings) -> None:
+def _bare_sweep(suite, own_servers, contract_fixture, names, ids, profile, tmp_path, findings) -> None:
     absent = tmp_path / "absent-index"
-    (no_vault, init_a), (no_index, init_b) = _started(servers, suite, contract_fixture, [
+    (no_vault, init_a), (no_index, init_b) = _started(own_servers, suite, contract_fixture, [
         {"vault": "", "index_dir": str(tmp_path / "unused-index")}, {"index_dir": str(absent)}])
     calls = _calls(ids)
     for srv, init, req in ((no_vault, init_a, "VA-STDIO-001"), (no_index, init_b, "VA-STDIO-002")):
@@ -145,8 +145,8 @@ def _close_stdin(srv) -> None:
 STDIN = ("VA-STDIO-003", "VA-STDIO-004", "VA-STDIO-010")
 
 
-def _stdin_sweep(suite, servers, fixture, names, profile, findings) -> None:
-    srv = servers.start_stdio(fixture)
+def _stdin_sweep(suite, own_servers, fixture, names, profile, findings) -> None:
+    srv = own_servers.start_stdio(fixture)
     srv.initialize(OLDEST_VERSION, timeout=30)
     sent = _burst(srv, names)
     _close_stdin(srv)
@@ -173,17 +173,17 @@ def _stdin_sweep(suite, servers, fixture, names, profile, findings) -> None:
 
 @pytest.mark.e2e
 @per_requirement(*STDIN)
-def test_closing_stdin_finishes_the_calls_in_flight_and_exits_zero(req, suite, servers, contract_fixture, names,
+def test_closing_stdin_finishes_the_calls_in_flight_and_exits_zero(req, suite, own_servers, contract_fixture, names,
                                                                     profile):
-    sweep_verdict("stdin", req, STDIN, lambda f: _stdin_sweep(suite, servers, contract_fixture, names, profile, f))
+    sweep_verdict("stdin", req, STDIN, lambda f: _stdin_sweep(suite, own_servers, contract_fixture, names, profile, f))
 
 
 @pytest.mark.e2e
 @pytest.mark.req("VA-STDIO-006")
-def test_with_mcp_disabled_the_stdio_server_serves(suite, servers, contract_fixture, names):
+def test_with_mcp_disabled_the_stdio_server_serves(suite, own_servers, contract_fixture, names):
     """mcp.enabled false (file and environment) changes nothing for stdio."""
     config = contract_fixture.write_config("mcp-disabled.toml", "[mcp]\nenabled = false\n")
-    srv = servers.start_stdio(contract_fixture, values={"config": str(config)},
+    srv = own_servers.start_stdio(contract_fixture, values={"config": str(config)},
                       env={"VAULT_AGENT_MCP_ENABLED": "false"})
     init = srv.initialize(OLDEST_VERSION, timeout=30)
     args = names.args("search", {"query": "tokalpha"})
@@ -197,12 +197,12 @@ def test_with_mcp_disabled_the_stdio_server_serves(suite, servers, contract_fixt
 @pytest.mark.e2e
 @pytest.mark.req("VA-STDIO-008")
 @pytest.mark.parametrize("signal_", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
-def test_a_signal_ends_the_stdio_server_cleanly_with_calls_in_flight(signal_, suite, servers, contract_fixture,
+def test_a_signal_ends_the_stdio_server_cleanly_with_calls_in_flight(signal_, suite, own_servers, contract_fixture,
                                                                      names, profile):
     """Sent once answers of a burst flow: a signal, unlike stdin's end, may arrive before the
     server has read every request, so only the calls it started must finish: status 0 and only
     whole JSON-RPC messages on stdout ("SIGTERM and SIGINT trigger the same graceful shutdown")."""
-    srv = servers.start_stdio(contract_fixture)
+    srv = own_servers.start_stdio(contract_fixture)
     srv.initialize(OLDEST_VERSION, timeout=30)
     _burst(srv, names)
     flowing = wait_for(lambda: len(_answered(srv)) > 0, 30, 0.005)
@@ -223,8 +223,8 @@ def test_a_signal_ends_the_stdio_server_cleanly_with_calls_in_flight(signal_, su
 
 @pytest.mark.e2e
 @pytest.mark.req("VA-STDIO-007")
-def test_the_stdio_command_refuses_a_transport_flag(suite, servers, contract_fixture):
-    proc = servers.run(contract_fixture, "server", append=("--transport", "stdio"), timeout=20)
+def test_the_stdio_command_refuses_a_transport_flag(suite, own_servers, contract_fixture):
+    proc = own_servers.run(contract_fixture, "server", append=("--transport", "stdio"), timeout=20)
     out = proc.stdout
     with Findings() as findings:
         answered = any(line.strip().startswith("{") and json.loads(line).get("result") is not None
