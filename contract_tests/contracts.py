@@ -223,6 +223,12 @@ class Profile:
 DECLARATION: dict[str, Any] = {}
 
 
+def choice(name: str) -> Any:
+    """A choice the documents leave open, as the implementation declared it (its declaration's
+    `choices`); None when undeclared: then every answer the documents allow passes."""
+    return DECLARATION.get("choices", {}).get(name)
+
+
 def _requirements(spec_id: str, data: dict[str, Any]) -> dict[str, Requirement]:
     out = {}
     for item in data["requirements"]:

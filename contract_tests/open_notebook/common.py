@@ -66,11 +66,6 @@ def echoes(echoed: Any, sent: str) -> bool:
     return isinstance(echoed, str) and echoed.strip() == sent.strip()
 
 
-def choice(name: str) -> Any:
-    """A seed-silent choice the implementation declared (None: undeclared, any accepted value passes)."""
-    return contracts.DECLARATION.get("choices", {}).get(name)
-
-
 def error_type(document: Any) -> Any:
     return (document.get("error") or {}).get("type") if isinstance(document, dict) else None
 
@@ -302,7 +297,7 @@ def hits(body: Any, needles: dict[str, str], echoed: tuple[str, ...] = ()) -> li
     return sorted(label for label, needle in needles.items() if any(needle in text for text in found))
 
 
-__all__ = ["AVAILABLE_OPERATIONS", "COLLECTION_SCOPED", "Found", "Session", "as_failure", "choice", "content_tokens",
+__all__ = ["AVAILABLE_OPERATIONS", "COLLECTION_SCOPED", "Found", "Session", "as_failure", "content_tokens",
            "echoes", "error_type", "hits", "padded", "profiles_mark", "result_meta", "PROFILE", "ROLES", "STEP_ORDER"]
 
 

@@ -15,7 +15,8 @@ import pytest
 from contract_tests.checks import called_ok, short, structured_error, tool_output
 from contract_tests.harness.adapter import snapshot, snapshot_diff
 from contract_tests.harness.notebook_generator import ArtifactInfo
-from contract_tests.open_notebook.common import Found, Session, choice, profiles_mark
+from contract_tests.contracts import choice
+from contract_tests.open_notebook.common import Found, Session, profiles_mark
 from contract_tests.open_notebook.conftest import pull
 from contract_tests.verdicts import Finding, Findings, RequirementFailure, esc, one_case, own
 

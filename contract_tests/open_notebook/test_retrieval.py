@@ -10,7 +10,8 @@ import pytest
 
 from contract_tests.checks import called_ok, short, structured_error, tool_output
 from contract_tests.harness.notebooks import BROAD_QUERY, CROSS_QUERIES, NotebooksFixture
-from contract_tests.open_notebook.common import choice, error_type, hits, profiles_mark
+from contract_tests.contracts import choice
+from contract_tests.open_notebook.common import error_type, hits, profiles_mark
 from contract_tests.open_notebook.conftest import pull
 from contract_tests.verdicts import Finding, Findings, RequirementFailure, describe_call, esc, one_case, own
 

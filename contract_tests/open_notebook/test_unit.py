@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from contract_tests.checks import called_ok, first_difference, short, tool_output
+from contract_tests.contracts import choice
 from contract_tests.open_notebook.common import (ARTIFACT_DISCLAIMER, AVAILABLE_OPERATIONS, NOTES, PASSAGE_DISCLAIMER,
-                                                 ROLES, STEP_ORDER, choice, content_tokens, hits, listed_tools,
+                                                 ROLES, STEP_ORDER, content_tokens, hits, listed_tools,
                                                  profiles_mark, result_meta)
 from contract_tests.verdicts import Findings, RequirementFailure, blocked, describe_call, esc, own
 

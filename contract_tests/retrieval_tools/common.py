@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from contract_tests import contracts
 from contract_tests.checks import called_ok, error_code, schema_errors, short, structured_error, tool_output
 from contract_tests.contracts import validator
 from contract_tests.names import entry_paths, find_list, numbered
@@ -18,11 +17,6 @@ PROFILE, = PROFILES  # the folder's one profile
 profiles_mark = pytest.mark.profiles(PROFILE)
 TOOLS = ("search", "open_file", "get_snippet", "list_dir")
 ENVELOPE = "RT-ENV-002"  # every failure is a structured error: the one owner of an error's form
-
-
-def choice(name: str) -> Any:
-    """A seed-silent choice the implementation declared (None: undeclared, either way passes)."""
-    return contracts.DECLARATION.get("choices", {}).get(name)
 
 
 class Calls:
@@ -140,5 +134,5 @@ def names_the_root(text: str, root_name: str, value: str | None) -> bool:
     return root_name.lower() in lowered or repo in lowered or bool(value and value.lower() in lowered)
 
 
-__all__ = ["Calls", "ENVELOPE", "Findings", "choice", "start_with_roots", "started", "names_the_root", "profiles_mark", "TOOLS",
+__all__ = ["Calls", "ENVELOPE", "Findings", "start_with_roots", "started", "names_the_root", "profiles_mark", "TOOLS",
            "PROFILE"]

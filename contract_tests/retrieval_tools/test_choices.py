@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from contract_tests.checks import called_ok, structured_error
-from contract_tests.retrieval_tools.common import Findings, choice, profiles_mark
+from contract_tests.contracts import choice
+from contract_tests.retrieval_tools.common import Findings, profiles_mark
 
 pytestmark = [profiles_mark, pytest.mark.integration]
 

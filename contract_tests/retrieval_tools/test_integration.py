@@ -12,7 +12,8 @@ import pytest
 
 from contract_tests.checks import called_ok
 from contract_tests.harness.roots import NEEDLE_BINARY, NEEDLE_COMMON, NEEDLE_HIDDEN, NEEDLE_MANY, REPOS
-from contract_tests.retrieval_tools.common import Calls, Findings, choice, profiles_mark
+from contract_tests.contracts import choice
+from contract_tests.retrieval_tools.common import Calls, Findings, profiles_mark
 from contract_tests.names import find_value
 from contract_tests.verdicts import esc, own
 

@@ -41,11 +41,6 @@ def protocol_version() -> str:
     return stdio_harness.protocol_version()
 
 
-def choice(name: str) -> Any:
-    """A choice the implementation declared (None: undeclared, either side passes)."""
-    return contracts.DECLARATION.get("choices", {}).get(name)
-
-
 @cache
 def rpc_codes() -> dict[str, int]:
     """Phase 1 code -> the JSON-RPC code mcp-tools.md's tables give it (validation codes -32000)."""
@@ -317,4 +312,4 @@ def wait_for(predicate, timeout: float, step: float = 0.1) -> bool:
     return predicate()
 
 
-__all__ = ["Ids", "PROFILE", "TOOLS", "choice", "describe_call", "profiles_mark", "render_case", "rpc_codes"]
+__all__ = ["Ids", "PROFILE", "TOOLS", "describe_call", "profiles_mark", "render_case", "rpc_codes"]

@@ -11,8 +11,9 @@ import pytest
 
 from contract_tests.checks import called_ok, short, structured_error
 from contract_tests.verdicts import Findings, RequirementFailure, describe_call, one_case
+from contract_tests.contracts import choice
 from contract_tests.vault_agent.common import (
-    INVALID_PARAMS, METHOD_NOT_FOUND, VALIDATION_RPC, choice, declared_codes, failure_classes, mcp_payload,
+    INVALID_PARAMS, METHOD_NOT_FOUND, VALIDATION_RPC, declared_codes, failure_classes, mcp_payload,
     per_requirement, profiles_mark, render_case, rpc_codes, rpc_error, sweep_verdict,
 )
 

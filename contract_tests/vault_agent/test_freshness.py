@@ -12,8 +12,9 @@ import pytest
 from contract_tests.checks import called_ok, short, structured_error
 from contract_tests.harness.vault_agent import NOTES
 from contract_tests.verdicts import Findings, RequirementFailure, describe_call
+from contract_tests.contracts import choice
 from contract_tests.vault_agent.common import (
-    Ids, choice, error_code_of, mcp_payload, profiles_mark, protocol_version, rpc_error, wait_for,
+    Ids, error_code_of, mcp_payload, profiles_mark, protocol_version, rpc_error, wait_for,
 )
 
 pytestmark = profiles_mark

@@ -16,8 +16,9 @@ from contract_tests.harness.http import MCP_HEADERS, messages_of
 from contract_tests.harness.stdio import initialize_message, initialize_params
 from contract_tests.harness.vault_agent import NOTES, token
 from contract_tests.verdicts import Findings, describe_call
+from contract_tests.contracts import choice
 from contract_tests.vault_agent.common import (
-    OLDEST_VERSION, choice, error_code_of, mcp_payload, per_requirement, profiles_mark, rpc_error,
+    OLDEST_VERSION, error_code_of, mcp_payload, per_requirement, profiles_mark, rpc_error,
     sweep_verdict,
 )
 

@@ -17,8 +17,9 @@ from contract_tests.checks import called_ok
 from contract_tests.harness import canaries
 from contract_tests.harness.http import free_port
 from contract_tests.verdicts import describe_call
+from contract_tests.contracts import choice
 from contract_tests.vault_agent.common import (
-    answers_mcp, api_base, choice, initialize_http, per_requirement, profiles_mark, protocol_version,
+    answers_mcp, api_base, initialize_http, per_requirement, profiles_mark, protocol_version,
     scan_own, sweep_verdict,
 )
 
