@@ -28,6 +28,7 @@ from .harness.privileges import unprivileged_prefix
 from .harness.stdio import use_protocol_version
 from .names import ParameterNames, find_list
 from .target import preflight
+from .target.commands import Commands
 from .target.sessions import connect
 from .verdicts import EXIT_SERVER_UNUSABLE
 
@@ -86,7 +87,7 @@ def propose(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
     profile = contracts.load_profile(args.profile)
     allowed = profile.data.get("declarable", {})
     state = _state(args, profile)
-    settings = {"commands": dict(state.commands)} if profile.command_roles else {}
+    settings = {"commands": Commands(dict(state.commands))} if profile.command_roles else {}
     checked = preflight.run(state, settings)  # a server that cannot start or hangs: exit 6, not a traceback
     if not checked.ok:
         raise DeclareError(checked.message(), EXIT_SERVER_UNUSABLE)

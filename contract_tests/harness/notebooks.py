@@ -30,7 +30,7 @@ from typing import Any
 
 from .adapter import DiskFixture, FixtureSetupError, register
 from .notebook_generator import ArtifactInfo, CollectionInfo, GeneratedRoot, NotebookInfo, build
-from .process import private_environment, render_command, run_role
+from .process import private_environment
 
 ROLES = {"active": "coastal-survey", "other": "orchard-journal", "sealed": "workshop-logs"}
 # Words of the canary passage ("Margin code <token> was copied from the <word> cover.") and of
@@ -65,8 +65,7 @@ class NotebooksFixture(DiskFixture):
 
     @classmethod
     def build(cls, profile: Any, base: Path, settings: dict[str, Any]) -> "NotebooksFixture":
-        fixture = build_notebooks(base, int(profile.limits.get("stream_timeout_s", 300)),
-                                  (settings.get("commands") or {}).get("load"))
+        fixture = build_notebooks(base, int(profile.limits.get("stream_timeout_s", 300)), settings.get("commands"))
         fixture.settings = dict(settings)
         return fixture
 
@@ -131,31 +130,28 @@ class NotebooksFixture(DiskFixture):
         return out
 
 
-def build_notebooks(base: Path, stream_timeout_s: int = 300, load_command: str | None = None) -> NotebooksFixture:
+def build_notebooks(base: Path, stream_timeout_s: int = 300, commands: Any = None) -> NotebooksFixture:
+    """The fixture; with `commands` (target.commands.Commands) giving a load command, what that
+    command imported from it into the implementation's own store."""
     path_token = f"rcpath{secrets.token_hex(6)}"
     root = base / f"rc-notebooks-{path_token}"
     generated = build(root / "notebooks", seed=SEED, collections=len(ROLES), notebooks=NOTEBOOKS)
     (root / "store").mkdir()
     fixture = NotebooksFixture(root=root, canaries={}, generated=generated, stream_timeout_s=stream_timeout_s)
     fixture.canaries = {**fixture.tokens("sealed", "active", "other"), "path": path_token}
-    if load_command:
-        run_load_command(fixture, load_command)
+    if commands is not None and commands.given("load"):
+        run_load_command(fixture, commands)
         fixture.imported = True
     return fixture
 
 
-def run_load_command(fixture: NotebooksFixture, command: str) -> None:
+def run_load_command(fixture: NotebooksFixture, commands: Any) -> None:
     """Run the implementation's declared load command once, before any server starts on this
     fixture, with the fixture's placeholders; it must exit 0 within --command-timeout."""
     home = fixture.root.parent / f"{fixture.root.name}-load-home"
-    env = private_environment(home)
-    argv = render_command(command, fixture.placeholders())
-    try:
-        proc = run_role("load", argv, command=command, env=env, cwd=home)
-    except OSError as exc:
-        raise FixtureSetupError(f"the declared load command could not run: {exc}", command=command) from exc
+    proc = commands.run("load", fixture.placeholders(), env=private_environment(home), cwd=home)
     if proc.returncode != 0:
         tail = (proc.stderr + proc.stdout).splitlines()[-20:]
         raise FixtureSetupError(f"the declared load command exited with status {proc.returncode} "
-                                "(its output is shown below as the server's stderr)", command=command,
+                                "(its output is shown below as the server's stderr)", command=commands.template("load"),
                                 exit_status=proc.returncode, stderr_tail=tail)

@@ -25,7 +25,7 @@ from typing import Any
 
 from .adapter import (DiskFixture, FixtureSetupError, derived_disk_attacks, plant_escapes, register, snapshot,
                       snapshot_diff)
-from .process import Finished, private_environment, render_command, run_role
+from .process import Finished, private_environment
 
 # `relpath` names an attachment file inside the vault: a vault-relative path no log may carry.
 CANARY_CLASSES = ("body", "frontmatter", "attachment", "hidden", "outside", "path", "query", "relpath")
@@ -133,8 +133,14 @@ class VaultAgentFixture(DiskFixture):
             f"index dir: {change}" for change in snapshot_diff(before["index"], index)]
 
     # -- the implementation's commands ------------------------------------------------------
+    @property
+    def commands(self) -> Any:
+        """The implementation's commands by role, as the suite gave them (settings["commands"]:
+        target.commands.Commands, which renders and runs them), or None."""
+        return self.settings.get("commands")
+
     def command(self, role: str) -> str | None:
-        return (self.settings.get("commands") or {}).get(role)
+        return self.commands.template(role) if self.commands is not None else None
 
     def environment(self, home: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
         """A private environment without the caller's VAULT_AGENT_* settings."""
@@ -151,20 +157,16 @@ class VaultAgentFixture(DiskFixture):
                                     stderr_tail=proc.stderr.splitlines()[-20:])
         return proc
 
-    def argv(self, role: str, values: dict[str, str] | None = None) -> list[str]:
-        template = self.command(role)
-        if not template:
-            raise FixtureSetupError(f"no {role} command was given")
-        return render_command(template, {**self.placeholders(), **(values or {})})
-
     def run_command(self, role: str, *, values: dict[str, str] | None = None, env: dict[str, str] | None = None,
                     timeout: float | None = None) -> Finished:
-        """Run a role's command to its end (default deadline: --command-timeout); one that overran
-        its deadline raises FixtureSetupError, then and whenever it is asked for again."""
+        """Run a role's command on this fixture to its end (default deadline: --command-timeout);
+        one that overran its deadline raises FixtureSetupError, then and whenever asked again."""
+        if self.commands is None:
+            raise FixtureSetupError(f"no {role} command was given")
         home = self.state / f"home-{role}"
         home.mkdir(parents=True, exist_ok=True)
-        return run_role(role, self.argv(role, values), command=self.command(role) or "",
-                        env=self.environment(home, env), cwd=home, timeout=timeout)
+        return self.commands.run(role, {**self.placeholders(), **(values or {})}, env=self.environment(home, env),
+                                 cwd=home, timeout=timeout)
 
     def write_config(self, name: str, text: str) -> Path:
         """Another configuration file beside the fixture's own (for {config})."""

@@ -17,6 +17,7 @@ from ..harness import limits
 from ..harness.adapter import KINDS
 from ..harness.stdio import use_protocol_version
 from ..verdicts import SELECTION
+from .commands import Commands
 from .options import OPTIONS, get
 
 if TYPE_CHECKING:
@@ -69,7 +70,7 @@ class SuiteState:
         """What the profile's fixture is built with: the implementation's commands (for a profile
         that has them), and what a fixture for an already running server must match (its ports,
         secrets)."""
-        settings: dict[str, Any] = {"commands": dict(self.commands)} if self.profile.command_roles else {}
+        settings: dict[str, Any] = {"commands": Commands(dict(self.commands))} if self.profile.command_roles else {}
         if self.server_url:
             settings.update(KINDS[self.profile.fixture_kind].running_server_settings(
                 {"canister_port": self.canister_port}, os.environ))
