@@ -8,7 +8,8 @@ from typing import Any, NoReturn
 
 from jsonschema import Draft202012Validator
 
-from .verdicts import Finding, RequirementFailure, difference, esc, own
+from .running import own
+from .verdicts import Finding, RequirementFailure, difference, esc
 
 
 def fail(message: str, *, req: str | None = None, case: str | None = None, request: str | None = None) -> NoReturn:

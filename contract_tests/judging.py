@@ -9,18 +9,19 @@ from typing import Any
 
 import pytest
 
-from . import contracts, verdicts
+from . import contracts, running, verdicts
 from .harness import canaries, limits
 from .harness.stdio import BadAnswer, MessageTooLarge, NoResponse, ServerGone, ServerStopped
 from .items import case_of, is_suite_item, item_requirements
 from .target.sessions import ServerFactory
 from .target.state import BLAMED, STATE, SuiteState
-from .verdicts import SELECTION, Finding, RequirementFailure, classify, esc
+from .running import SELECTION
+from .verdicts import Finding, RequirementFailure, classify, esc
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    verdicts.start_test(item_requirements(item) if is_suite_item(item) else ())
+    running.start_test(item_requirements(item) if is_suite_item(item) else ())
     state = item.config.stash.get(STATE, None)
     stopped = limits.HEALTH.check() if state is not None and is_suite_item(item) else None
     if stopped and item.nodeid in state.applicable:
@@ -61,7 +62,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
             if getattr(exc, "complete", False):
                 # A sweep that ran to its end: a cited requirement it checked and found nothing
                 # against held, though another requirement failed in the same test.
-                report.rc_held = sorted((verdicts.checked_requirements() & set(ids)) - {f.req for f in findings})
+                report.rc_held = sorted((running.checked_requirements() & set(ids)) - {f.req for f in findings})
         _apply_verdict(report, state, item, findings)
     if report.when == "call":
         report.rc_cases = _expected_cases_checked(ids, case)
@@ -109,7 +110,7 @@ def _expected_cases_checked(ids: list[str], case: str | None) -> list[list[str]]
     """(requirement, case) pairs this test checked that an expectations entry names: the
     report decides, over the whole run, whether such an entry failed somewhere or passed
     everywhere (an entry covers the case on every tool and root)."""
-    checked = verdicts.checked_cases()
+    checked = running.checked_cases()
     if case is not None:
         checked |= {(req, case) for req in ids}
     return sorted([req, c] for req, c in checked if SELECTION.expected_case(req, c))
@@ -214,7 +215,7 @@ def _canary_guard(request: pytest.FixtureRequest):
         for req, leak in canaries.scan_output(out, fixture.canaries, profile.output_canaries,
                                               srv.sent_params, profile.echo_allowed):
             culprit = _request_of(srv, leak.request_id)
-            owned = request.node.stash.get(BLAMED, set()) | verdicts.requests_judged_elsewhere()
+            owned = request.node.stash.get(BLAMED, set()) | running.requests_judged_elsewhere()
             if leak.cls != "outside" or culprit is None or culprit not in owned:
                 findings.append(Finding(req, f"server output leaked: {leak}", request=culprit))
         rules = profile.leak_requirements("stderr")

@@ -29,8 +29,8 @@ from .report_console import write_summary
 from .report_markdown import render_markdown
 from .target.options import get
 from .target.sessions import OWN_SERVER
-from .verdicts import (EXIT_BLOCKED, EXIT_RUN_STOPPED, EXIT_SERVER_UNUSABLE, EXIT_SUITE_ERROR, SELECTION, case_matches,
-                       requirement_status)
+from .running import SELECTION, case_matches
+from .verdicts import EXIT_BLOCKED, EXIT_RUN_STOPPED, EXIT_SERVER_UNUSABLE, EXIT_SUITE_ERROR, requirement_status
 
 if TYPE_CHECKING:
     from .target.preflight import Preflight

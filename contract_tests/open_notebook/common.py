@@ -17,7 +17,8 @@ from contract_tests.harness.canaries import strings
 from contract_tests.harness.notebook_generator import ArtifactInfo, PassageInfo
 from contract_tests.harness.notebooks import ROLES, NotebooksFixture
 from contract_tests.names import find_list
-from contract_tests.verdicts import Finding, RequirementFailure, blocked, describe_call, own
+from contract_tests.running import own
+from contract_tests.verdicts import Finding, RequirementFailure, blocked, describe_call
 from contract_tests.open_notebook import PROFILES
 
 PROFILE, = PROFILES  # the folder's one profile

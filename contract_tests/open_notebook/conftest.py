@@ -11,7 +11,8 @@ import pytest
 
 from contract_tests.checks import called_ok, tool_output
 from contract_tests.open_notebook.common import Session, as_failure
-from contract_tests.verdicts import RequirementFailure, own
+from contract_tests.running import own
+from contract_tests.verdicts import RequirementFailure
 
 MAX_CHUNKS = 200
 

@@ -7,7 +7,8 @@ import pytest
 
 from contract_tests.checks import short
 from contract_tests.open_notebook.common import error_type, profiles_mark
-from contract_tests.verdicts import Findings, RequirementFailure, describe_call, own
+from contract_tests.running import own
+from contract_tests.verdicts import Findings, RequirementFailure, describe_call
 
 pytestmark = [profiles_mark, pytest.mark.integration]
 

@@ -10,7 +10,8 @@ from contract_tests.checks import called_ok, not_a_failure, schema_errors, short
 from contract_tests.harness.notebooks import CROSS_QUERIES, ROLES
 from contract_tests.open_notebook.common import COLLECTION_SCOPED, error_type, hits, profiles_mark
 from contract_tests.open_notebook.conftest import pull
-from contract_tests.verdicts import Findings, RequirementFailure, describe_call, esc, one_case, own
+from contract_tests.running import own
+from contract_tests.verdicts import Findings, RequirementFailure, describe_call, esc, one_case
 
 pytestmark = [profiles_mark, pytest.mark.integration]
 

@@ -18,7 +18,8 @@ from contract_tests.harness.notebook_generator import ArtifactInfo
 from contract_tests.contracts import choice
 from contract_tests.open_notebook.common import Found, Session, profiles_mark
 from contract_tests.open_notebook.conftest import pull
-from contract_tests.verdicts import Finding, Findings, RequirementFailure, esc, one_case, own
+from contract_tests.running import own
+from contract_tests.verdicts import Finding, Findings, RequirementFailure, esc, one_case
 
 pytestmark = [profiles_mark, pytest.mark.data_integrity]
 COVERAGES = ("exact_text", "passage_with_context", "notebook_file")

@@ -10,7 +10,8 @@ import pytest
 
 from contract_tests.checks import called_ok, short, tool_output
 from contract_tests.open_notebook.common import profiles_mark
-from contract_tests.verdicts import Findings, describe_call, own
+from contract_tests.running import own
+from contract_tests.verdicts import Findings, describe_call
 
 pytestmark = [profiles_mark]
 KINDS = ("probe", "fence", "unicode", "list")  # fixture passages on different notebooks or pages

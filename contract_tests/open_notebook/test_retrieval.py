@@ -13,7 +13,8 @@ from contract_tests.harness.notebooks import BROAD_QUERY, CROSS_QUERIES, Noteboo
 from contract_tests.contracts import choice
 from contract_tests.open_notebook.common import error_type, hits, profiles_mark
 from contract_tests.open_notebook.conftest import pull
-from contract_tests.verdicts import Finding, Findings, RequirementFailure, describe_call, esc, one_case, own
+from contract_tests.running import own
+from contract_tests.verdicts import Finding, Findings, RequirementFailure, describe_call, esc, one_case
 
 pytestmark = [profiles_mark, pytest.mark.integration]
 NOTABLE = ("probe", "long_context", "multiline", "list", "fence", "unicode")

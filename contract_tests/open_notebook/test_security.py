@@ -10,7 +10,8 @@ from contract_tests.checks import _error_document  # noqa: PLC2701 - the channel
 from contract_tests.checks import called_ok, not_a_failure, schema_errors, short, texts, tool_output
 from contract_tests.harness.notebooks import CROSS_QUERIES, ROLES
 from contract_tests.open_notebook.common import content_tokens, error_type, hits, profiles_mark
-from contract_tests.verdicts import Findings, describe_call, esc, own
+from contract_tests.running import own
+from contract_tests.verdicts import Findings, describe_call, esc
 
 pytestmark = [profiles_mark, pytest.mark.security]
 

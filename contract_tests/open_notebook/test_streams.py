@@ -15,7 +15,8 @@ from contract_tests.harness.notebooks import ROLES
 from contract_tests.open_notebook.common import (STEP_ORDER, content_tokens, echoes, error_type, hits, padded,
                                                 profiles_mark)
 from contract_tests.open_notebook.conftest import pull
-from contract_tests.verdicts import Findings, describe_call, esc, one_case, own
+from contract_tests.running import own
+from contract_tests.verdicts import Findings, describe_call, esc, one_case
 
 pytestmark = [profiles_mark]
 MIN_DIFFERING = 16  # characters two consecutive tokens must differ in (64 bits even in hex)

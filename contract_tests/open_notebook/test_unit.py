@@ -12,7 +12,8 @@ from contract_tests.contracts import choice
 from contract_tests.open_notebook.common import (ARTIFACT_DISCLAIMER, AVAILABLE_OPERATIONS, NOTES, PASSAGE_DISCLAIMER,
                                                  ROLES, STEP_ORDER, content_tokens, hits, listed_tools,
                                                  profiles_mark, result_meta)
-from contract_tests.verdicts import Findings, RequirementFailure, blocked, describe_call, esc, own
+from contract_tests.running import own
+from contract_tests.verdicts import Findings, RequirementFailure, blocked, describe_call, esc
 
 pytestmark = [profiles_mark, pytest.mark.unit]
 

@@ -10,7 +10,8 @@ import pytest
 from contract_tests.checks import called_ok, error_code, schema_errors, short, structured_error, tool_output
 from contract_tests.contracts import validator
 from contract_tests.names import entry_paths, find_list, numbered
-from contract_tests.verdicts import Finding, Findings, RequirementFailure, describe_call, esc, own
+from contract_tests.running import own
+from contract_tests.verdicts import Finding, Findings, RequirementFailure, describe_call, esc
 from contract_tests.retrieval_tools import PROFILES
 
 PROFILE, = PROFILES  # the folder's one profile

@@ -11,7 +11,8 @@ from contract_tests import contracts
 from contract_tests.checks import called_ok, error_code, json_pointer, structured_error
 from contract_tests.harness.roots import NEEDLE_COMMON
 from contract_tests.retrieval_tools.common import Calls, Findings, profiles_mark
-from contract_tests.verdicts import esc, judged_elsewhere, own
+from contract_tests.running import judged_elsewhere, own
+from contract_tests.verdicts import esc
 
 pytestmark = [profiles_mark, pytest.mark.integration]
 

@@ -15,7 +15,8 @@ from contract_tests.harness.roots import NEEDLE_BINARY, NEEDLE_COMMON, NEEDLE_HI
 from contract_tests.contracts import choice
 from contract_tests.retrieval_tools.common import Calls, Findings, profiles_mark
 from contract_tests.names import find_value
-from contract_tests.verdicts import esc, own
+from contract_tests.running import own
+from contract_tests.verdicts import esc
 
 pytestmark = [profiles_mark, pytest.mark.integration]
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from contract_tests.retrieval_tools.common import Findings, names_the_root, profiles_mark, start_with_roots, started
-from contract_tests.verdicts import esc, own
+from contract_tests.running import own
+from contract_tests.verdicts import esc
 
 pytestmark = [profiles_mark, pytest.mark.integration]
 

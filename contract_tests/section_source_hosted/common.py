@@ -16,7 +16,7 @@ from contract_tests.harness.http import HttpServer
 from contract_tests.harness.oracles import seed_normalize  # noqa: F401
 from contract_tests.harness.upstream import RecordedRequest, read_path  # noqa: F401
 from contract_tests.section_source_hosted import PROFILES
-from contract_tests.verdicts import own
+from contract_tests.running import own
 
 TOOL = "get_section_source"
 PROFILE, = PROFILES  # the folder's one profile

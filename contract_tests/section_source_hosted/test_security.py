@@ -13,7 +13,8 @@ from contract_tests.harness import canaries
 from contract_tests.harness.corpus import attack_path, no_echo_probes
 from contract_tests.harness.http import MCP_HEADERS
 from contract_tests.harness.stdio import initialize_message  # in the version the run negotiated
-from contract_tests.verdicts import Findings, own
+from contract_tests.running import own
+from contract_tests.verdicts import Findings
 from contract_tests.section_source.common import attacks, blocked_tools, forbidden
 from contract_tests.section_source_hosted.common import (
     ROLES, TOOL, UNKNOWN_ROLES, blocked, capture, error_message, failed, http_refusal, no_probe_in, one_read,

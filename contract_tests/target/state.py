@@ -16,7 +16,7 @@ from ..expectations import Expectations, ExpectationsError
 from ..harness import limits
 from ..harness.adapter import KINDS
 from ..harness.stdio import use_protocol_version
-from ..verdicts import SELECTION
+from ..running import SELECTION
 from .commands import Commands
 from .options import OPTIONS, get
 

@@ -25,7 +25,8 @@ from contract_tests.harness.process import Finished
 from contract_tests.harness.stdio import initialize_message
 from contract_tests.harness.system import process_tree
 from contract_tests.harness.vault_agent import NOTES, token
-from contract_tests.verdicts import Finding, Findings, RequirementFailure, describe_call, own
+from contract_tests.running import own
+from contract_tests.verdicts import Finding, Findings, RequirementFailure, describe_call
 from contract_tests.vault_agent import PROFILES
 
 PROFILE, = PROFILES  # the folder's one profile

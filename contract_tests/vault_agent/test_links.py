@@ -11,7 +11,8 @@ import pytest
 
 from contract_tests.checks import called_ok, short
 from contract_tests.harness.vault_agent import AMBIGUOUS, LINKER, MISSING
-from contract_tests.verdicts import Findings, describe_call, own
+from contract_tests.running import own
+from contract_tests.verdicts import Findings, describe_call
 from contract_tests.vault_agent.common import blocked, mcp_payload, profiles_mark
 
 pytestmark = profiles_mark
