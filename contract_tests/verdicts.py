@@ -1,5 +1,5 @@
-"""What a failed check means: findings named by requirement (and case), advisories, expected
-failures, and the one selection every sweep consults.
+"""What a failed check means: findings named by requirement (and case), advisories and
+expected failures (the run's case selection and the running test are running.py's).
 
 A check never fails "the test"; it fails a requirement, optionally for one case (a vector, an
 attack, a tool and root). The plugin turns a test's findings into per-requirement verdicts:

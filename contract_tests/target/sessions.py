@@ -1,7 +1,7 @@
 """Starting the implementation under test: the profile's command over the suite's transport,
 with a private HOME per server; further sessions on a running HTTP server; and the profile's
-other commands by role (serve, public, hold, ...), run to their end or kept running. Every
-process a test starts goes through ServerFactory."""
+other commands by role (serve, public, hold, ...), run to their end or kept running. A
+fixture kind's index or load command runs through target/commands.py instead."""
 
 from __future__ import annotations
 

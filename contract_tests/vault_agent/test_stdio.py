@@ -29,7 +29,7 @@ def _calls(ids) -> dict[str, dict]:
 
 
 def _started(own_servers, suite, fixture, values_list):
-    """Start several stdio own_servers side by side and initialize each."""
+    """Start several stdio servers side by side and initialize each."""
     started = [own_servers.start_stdio(fixture, values=values) for values in values_list]
     answers: list[dict] = [{} for _ in started]
 
