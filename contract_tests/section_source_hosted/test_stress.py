@@ -51,7 +51,7 @@ def test_concurrent_sessions_of_different_users_and_vaults_stay_isolated(server,
                 return
             barrier.wait(timeout=30)
             for _ in range(3):
-                out = tool_output(conn.call_tool(TOOL, {"path": path}, timeout=60))
+                out = tool_output(conn.call_tool(TOOL, {"path": path}, timeout=60), req="SSH-STR-003")
                 titles = [s["heading_text"] for s in out["sections"]]
                 if len(titles) != 2 or not all(me["tag"] in t for t in titles):
                     others = [s["tag"] for s in sessions if s is not me and any(s["tag"] in t for t in titles)]

@@ -28,26 +28,23 @@ def session_headers(fixture: Any, token: str | None = None) -> dict[str, str]:
     return make(token) if make else {}
 
 
-def connect(suite: SuiteState, fixture: Any, home: Path, *, command: str | None = None,
-            extra: dict[str, str] | None = None, token: str | None = None,
-            prefix: list[str] | None = None, env_drop: tuple[str, ...] = ()) -> Connection:
+def connect(suite: SuiteState, fixture: Any, home: Path, *, extra: dict[str, str] | None = None,
+            prefix: list[str] | None = None) -> Connection:
     """Start the target for `fixture` over the suite's transport and return the connection.
 
-    `prefix` is put before the server's argv (e.g. to drop privileges); `env_drop` names
-    environment variables to leave unset. With --server-url nothing is started: a new
-    session on the running server is returned.
+    `extra` fills placeholders of the command; `prefix` is put before the server's argv (e.g.
+    to drop privileges). With --server-url nothing is started: a new session on the running
+    server is returned.
     """
-    headers = session_headers(fixture, token)
+    headers = session_headers(fixture)
     transcript = Transcript()
     transcript.watch(dict(getattr(fixture, "canaries", None) or {}).values())  # found in what a flood drops
     if suite.server_url:
         return HttpServer(suite.server_url, headers=headers, transcript=transcript)
     port = str(free_port()) if suite.transport == "http" else ""
     values = {**fixture.placeholders(), "port": port, "phase": suite.phase or "", **(extra or {})}
-    argv = list(prefix or []) + render_command(command or suite.command, values)
+    argv = list(prefix or []) + render_command(suite.command, values)
     env = private_environment(home) | suite.profile.environment(values)
-    for name in env_drop:
-        env.pop(name, None)
     if suite.transport == "http":
         return HttpServer(f"http://127.0.0.1:{port}{suite.server_path}", argv, env=env, cwd=home, headers=headers,
                           transcript=transcript)
@@ -78,14 +75,13 @@ class ServerFactory:
         private_environment(home)  # creates HOME, XDG and TMPDIR before any snapshot
         return home
 
-    def start(self, fixture: Any, *, token: str | None = None) -> Connection:
+    def start(self, fixture: Any) -> Connection:
         """A fresh server on `fixture` (the profile's, or under --server-cmd one like it): a new
         process, or under --server-url a new session on the running server."""
-        return self.launch(fixture, token=token)
+        return self.launch(fixture)
 
-    def launch(self, fixture: Any, *, home: Path | None = None, command: str | None = None,
-               extra: dict[str, str] | None = None, token: str | None = None, unprivileged: bool = False,
-               env_drop: tuple[str, ...] = ()) -> Connection:
+    def launch(self, fixture: Any, *, home: Path | None = None, extra: dict[str, str] | None = None,
+               unprivileged: bool = False) -> Connection:
         """`start` with settings of the test's own (what OwnServers.start offers)."""
         stopped = HEALTH.check()
         if stopped:
@@ -96,8 +92,7 @@ class ServerFactory:
             if prefix is None:
                 pytest.skip(why)
         home = home or self.fresh_home()
-        server = connect(self.suite, fixture, home, command=command, extra=extra, token=token, prefix=prefix,
-                         env_drop=env_drop)
+        server = connect(self.suite, fixture, home, extra=extra, prefix=prefix)
         self.started.append(server)
         self.spare_startup(server, fixture, self.suite.transport)
         return server
@@ -142,12 +137,10 @@ class OwnServers:
         """Another session on an HTTP server this test started, with these headers."""
         return self.factory.session(server, None, headers=headers)
 
-    def start(self, fixture: Any, *, home: Path | None = None, command: str | None = None,
-              extra: dict[str, str] | None = None, token: str | None = None, unprivileged: bool = False,
-              env_drop: tuple[str, ...] = ()) -> Connection:
+    def start(self, fixture: Any, *, home: Path | None = None, extra: dict[str, str] | None = None,
+              unprivileged: bool = False) -> Connection:
         """A server process of the profile's command on `fixture`, with these settings."""
-        return self.factory.launch(fixture, home=home, command=command, extra=extra, token=token,
-                                   unprivileged=unprivileged, env_drop=env_drop)
+        return self.factory.launch(fixture, home=home, extra=extra, unprivileged=unprivileged)
 
     # -- the implementation's commands by role ------------------------------------------------
     def command(self, role: str) -> str | None:
