@@ -26,6 +26,15 @@ MODERN_META = {
 
 @pytest.fixture
 def fresh(servers, contract_fixture):
+    """A connection before its handshake (a new session over HTTP, a new process over stdio)."""
+    srv = servers.handshake(contract_fixture)
+    yield srv
+    srv.close(timeout=3)
+
+
+@pytest.fixture
+def fresh_process(servers, contract_fixture):
+    """A new process: what malformed input does to it is this test's alone."""
     srv = servers.start(contract_fixture)
     yield srv
     srv.close(timeout=3)
@@ -56,11 +65,11 @@ def test_initialize_returns_version_capabilities_and_server_info(fresh, record_p
 @pytest.mark.integration
 @pytest.mark.req("MCP-INIT-002")
 def test_initialize_answers_the_requested_version_or_another_supported_one(servers, contract_fixture, profile):
-    """One fresh server per handshake version (started side by side: a fresh process is the
-    point, its start-up time is not). A profile whose seed asks for an error where MCP asks for
-    a counter-offer lists `error` under protocol.unsupported_version; a JSON-RPC error then
-    counts as declining a version the server does not support."""
-    started = [(version, servers.start(contract_fixture)) for version in HANDSHAKE]
+    """One handshake per version, each on a fresh connection (started side by side: over stdio
+    a fresh process is the point, its start-up time is not). A profile whose seed asks for an
+    error where MCP asks for a counter-offer lists `error` under protocol.unsupported_version; a
+    JSON-RPC error then counts as declining a version the server does not support."""
+    started = [(version, servers.handshake(contract_fixture)) for version in HANDSHAKE]
     error_allowed = "error" in profile.data.get("protocol", {}).get("unsupported_version", [])
     with Findings() as findings:
         for version, srv in started:
@@ -170,24 +179,24 @@ def _is_json_rpc_reply(message: Any) -> bool:
 
 @pytest.mark.stress
 @pytest.mark.req("MCP-RPC-002")
-def test_malformed_messages_get_errors_or_are_dropped_and_the_server_keeps_answering(fresh, profile):
+def test_malformed_messages_get_errors_or_are_dropped_and_the_server_keeps_answering(fresh_process, profile):
     """Any JSON-RPC response with the probe's id is an answer (an error too: the server need not
     implement ping); the probe is tools/list, which every profile's server offers."""
-    opened = fresh.initialize()
+    opened = fresh_process.initialize()
     if "result" not in opened:
         raise blocked(f"initialize failed: {short(opened.get('error'))}", by="MCP-INIT-001")
     with Findings() as findings:
         for raw in MALFORMED:
-            before = len(fresh.unsolicited)
-            fresh.send_bytes(raw)
-            probe = fresh.request("tools/list", {}, timeout=10)
+            before = len(fresh_process.unsolicited)
+            fresh_process.send_bytes(raw)
+            probe = fresh_process.request("tools/list", {}, timeout=10)
             findings.check(("result" in probe or "error" in probe) and "rc_http_status" not in probe,
                            f"after {short(raw.decode('utf-8', 'replace'), 60)} the server stopped "
                            f"answering: tools/list got {short(probe, 200)}", case=_case_of(raw))
             # Over HTTP a malformed POST may be refused at the HTTP level, with any body (MCP:
             # "The HTTP response body MAY comprise a JSON-RPC error response"): only stdio's
             # lines are all messages.
-            for message in fresh.unsolicited[before:] if isinstance(fresh, StdioServer) else []:
+            for message in fresh_process.unsolicited[before:] if isinstance(fresh_process, StdioServer) else []:
                 findings.check(_is_json_rpc_reply(message),
                                f"{short(raw.decode('utf-8', 'replace'), 60)} got a reply that is not JSON-RPC 2.0: "
                                f"{short(message)}", case=_case_of(raw))
@@ -237,21 +246,22 @@ def test_each_declared_capability_answers_its_list_method(server, client, capabi
 
 @pytest.mark.e2e
 @pytest.mark.req("MCP-STDIO-001")
-def test_stdout_carries_only_mcp_messages(fresh):
-    fresh.initialize()
-    fresh.request("tools/list", {})
-    fresh.request("ping")
-    fresh.close(timeout=5)
-    first = short(fresh.bad_lines[0], 80) if fresh.bad_lines else ""
-    check(not fresh.bad_lines, f"{len(fresh.bad_lines)} non-JSON line(s) on stdout, first: {first}")
+def test_stdout_carries_only_mcp_messages(fresh_process):
+    srv = fresh_process
+    srv.initialize()
+    srv.request("tools/list", {})
+    srv.request("ping")
+    srv.close(timeout=5)
+    first = short(srv.bad_lines[0], 80) if srv.bad_lines else ""
+    check(not srv.bad_lines, f"{len(srv.bad_lines)} non-JSON line(s) on stdout, first: {first}")
 
 
 @pytest.mark.e2e
 @pytest.mark.req("MCP-STDIO-002")
-def test_the_server_exits_cleanly_when_stdin_closes(fresh):
-    fresh.initialize()
+def test_the_server_exits_cleanly_when_stdin_closes(fresh_process):
+    fresh_process.initialize()
     started = time.monotonic()
-    code = fresh.close(timeout=5)
+    code = fresh_process.close(timeout=5)
     check(code == 0, f"exit status {code} after stdin closed ({time.monotonic() - started:.1f} s; None = killed after 5 s)")
 
 
@@ -260,7 +270,7 @@ def test_the_server_exits_cleanly_when_stdin_closes(fresh):
 def test_the_stateless_era_gives_the_same_tools_and_output(servers, contract_fixture, client, profile, names):
     sample = dict(profile.data["sample_call"])
     sample["arguments"] = names.args(sample["tool"], sample["arguments"])
-    srv = servers.start(contract_fixture)
+    srv = servers.handshake(contract_fixture)
     try:
         if "result" not in srv.request("server/discover", {"_meta": MODERN_META}):
             pytest.skip("server does not support the 2026-07-28 revision")

@@ -8,6 +8,7 @@ and routed like a stdio line. Raw bodies and response headers are kept in the `r
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import queue
 import re
@@ -192,14 +193,16 @@ class HttpServer(Connection):
         return out
 
     def post(self, body: bytes, headers: dict[str, str], on_message: Any = None,
-             on_headers: Any = None, wait: float | None = None) -> httpx.Response:
+             on_headers: Any = None, wait: float | None = None, fresh: bool = False) -> httpx.Response:
         """One POST, read under the limits and recorded. The body is streamed, never held past
         LIMITS.max_message_bytes: a JSON body or SSE event over it becomes an Oversize record
         (its start kept, the rest counted and searched for canaries). Each message is recorded
         (and handed to `on_message`) as soon as it is complete, so a caller learns of its
         answer while a stream goes on; a stream is read to its end, or until a request timeout
         after its first byte (a stream held open, or one without end). Returns the response
-        with the kept body, so protocol probes read it as usual."""
+        with the kept body, so protocol probes read it as usual. `fresh`: on a new connection,
+        not one the pool kept alive (which a server may close at any time, e.g. with the
+        session it belonged to)."""
         kept: list[str] = []
         other = ""  # a body that is not JSON-RPC (an HTTP error page), kept cut
 
@@ -213,7 +216,8 @@ class HttpServer(Connection):
 
         # No read of the stream waits longer than its caller does (a stream held open is left).
         read = (wait if wait is not None else LIMITS.request_timeout) + 5
-        with self.http.stream("POST", self.url, content=body, headers=headers,
+        with (httpx.Client() if fresh else contextlib.nullcontext(self.http)) as client, \
+                client.stream("POST", self.url, content=body, headers=headers,
                               timeout=httpx.Timeout(read, connect=10.0)) as response:
             self.transcript.add("raw", f"HTTP {response.status_code} {dict(response.headers)}")
             if on_headers is not None:
@@ -329,6 +333,14 @@ class HttpServer(Connection):
         except ValueError:
             message = None
         self._outbox.put((data, message))
+
+    def delete(self) -> int:
+        """DELETE the session on a new connection; the status, the body left unread."""
+        self.transcript.add("raw", "DELETE (end the session)")
+        with httpx.Client(timeout=httpx.Timeout(LIMITS.request_timeout, connect=10.0)) as client, \
+                client.stream("DELETE", self.url, headers=self.headers()) as response:
+            self.transcript.add("raw", f"HTTP {response.status_code} {dict(response.headers)}")
+            return response.status_code
 
     def close(self, timeout: float = 5.0) -> int | None:
         """End the session (DELETE), then stop the process if the suite started it (idempotent)."""

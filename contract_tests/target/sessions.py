@@ -28,6 +28,13 @@ def session_headers(fixture: Any, token: str | None = None) -> dict[str, str]:
     return make(token) if make else {}
 
 
+def watching(fixture: Any) -> Transcript:
+    """A transcript that looks for the fixture's canaries (found in what a flood drops too)."""
+    transcript = Transcript()
+    transcript.watch(dict(getattr(fixture, "canaries", None) or {}).values())
+    return transcript
+
+
 def connect(suite: SuiteState, fixture: Any, home: Path, *, extra: dict[str, str] | None = None,
             prefix: list[str] | None = None) -> Connection:
     """Start the target for `fixture` over the suite's transport and return the connection.
@@ -37,8 +44,7 @@ def connect(suite: SuiteState, fixture: Any, home: Path, *, extra: dict[str, str
     server is returned.
     """
     headers = session_headers(fixture)
-    transcript = Transcript()
-    transcript.watch(dict(getattr(fixture, "canaries", None) or {}).values())  # found in what a flood drops
+    transcript = watching(fixture)
     if suite.server_url:
         return HttpServer(suite.server_url, headers=headers, transcript=transcript)
     port = str(free_port()) if suite.transport == "http" else ""
@@ -67,6 +73,7 @@ class ServerFactory:
         self.started: list[StdioServer] = []
         self.spawned: list[Bounded] = []
         self._homes = 0
+        self._handshakes: dict[int, Connection] = {}  # id(fixture) -> the server handshakes go to
 
     def fresh_home(self) -> Path:
         self._homes += 1
@@ -79,6 +86,18 @@ class ServerFactory:
         """A fresh server on `fixture` (the profile's, or under --server-cmd one like it): a new
         process, or under --server-url a new session on the running server."""
         return self.launch(fixture)
+
+    def handshake(self, fixture: Any) -> Connection:
+        """A connection on `fixture` that has not shaken hands yet. A handshake belongs to a
+        process over stdio, so there it is a new process; over HTTP it belongs to a session, so
+        it is a new session on a server kept for handshakes (started on first use, and again if
+        it has gone), not the worker's server under test."""
+        if self.suite.transport != "http" or self.suite.server_url:
+            return self.start(fixture)
+        kept = self._handshakes.get(id(fixture))
+        if kept is None or not kept.alive():
+            kept = self._handshakes[id(fixture)] = self.start(fixture)
+        return self.session(kept, fixture)
 
     def launch(self, fixture: Any, *, home: Path | None = None, extra: dict[str, str] | None = None,
                unprivileged: bool = False) -> Connection:
@@ -102,7 +121,8 @@ class ServerFactory:
         """Another session on the same running HTTP server, with its own (or the default) token,
         or with these headers."""
         assert isinstance(server, HttpServer), "sessions are an HTTP notion"
-        attached = HttpServer(server.url, headers=headers if headers is not None else session_headers(fixture, token))
+        attached = HttpServer(server.url, headers=headers if headers is not None else session_headers(fixture, token),
+                              transcript=watching(fixture))
         self.started.append(attached)
         return attached
 

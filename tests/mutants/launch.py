@@ -368,6 +368,24 @@ def http_binds_all_interfaces():
     _serve_http_with(bind="0.0.0.0")
 
 
+@mutant("MCP-HTTP-002", profile="section-source-local", transport="http")
+def http_delete_keeps_the_session():
+    """Answers DELETE with 200 but keeps the session: a request with its id still gets a result."""
+    import uvicorn
+
+    def serve(srv, host, port):
+        app = srv.streamable_http_app(host=host)
+
+        async def gate(scope, receive, send):
+            if scope["type"] == "http" and scope["method"] == "DELETE":
+                await send({"type": "http.response.start", "status": 200, "headers": []})
+                await send({"type": "http.response.body", "body": b""})
+                return
+            return await app(scope, receive, send)
+        uvicorn.run(gate, host=host, port=port, log_level="warning")
+    server.serve_http = serve
+
+
 @mutant("MCP-INIT-002", profile="section-source-local", transport="http")
 def http_only_2025_03_26():
     """Speaks only protocol 2025-03-26 and answers initialize for any other version with
