@@ -45,28 +45,29 @@ def _hostile(mode: str, profile: str, *extra: str) -> str:
 
 
 def target_args(profile: str, transport: str, mode: str) -> list[str]:
-    """The suite's arguments for one hostile run: the server in `mode`, and every further
-    command the profile runs (vault-agent's index, serve and public; open-notebook's load)."""
+    """The suite's arguments for one hostile run: the server in `mode`, in the profile's first
+    phase, and every further command the profile's spec names (a role that serves, over HTTP;
+    the others, such as an index or load command, as commands that run to their end)."""
+    spec = contracts.load_profile(profile)
     http = ("--http", "--port", "{port}")
     args = ["--profile", profile, "--transport", transport,
             "--server-cmd", _hostile(mode, profile, *(http if transport == "http" else ()))]
-    if profile == "section-source-hosted":
-        args += ["--phase", "1K"]
-    if profile == "vault-agent":
-        args += ["--rc-command", f"index={_hostile(mode, profile, '--role', 'command')}",
-                 "--rc-command", f"serve={_hostile(mode, profile, *http)}",
-                 "--rc-command", f"public={_hostile(mode, profile, *http)}"]
-    if profile == "open-notebook":
-        args += ["--load-cmd", _hostile(mode, profile, "--role", "command")]
+    if spec.phases:
+        args += ["--phase", spec.phases[0]]
+    for role, about in spec.command_roles.items():
+        args += ["--rc-command", f"{role}={_hostile(mode, profile, *(http if about.get('serves') else ('--role', 'command')))}"]
     return args
 
 
-# Every profile's transports (section-source-hosted in one phase: the phases differ in what the
-# server must do, not in how the suite reaches it).
-TARGETS = [("retrieval-tools", "stdio"), ("section-source-local", "stdio"), ("section-source-local", "http"),
-           ("section-source-hosted", "http"), ("vault-agent", "stdio"), ("vault-agent", "http"),
-           ("open-notebook", "stdio"), ("open-notebook", "http")]
-COMMANDS = {"vault-agent", "open-notebook"}
+def _seed_order(profile: str) -> str:
+    return contracts.load_profile(profile).data["seed"]
+
+
+# Every profile's transports, in seed order (section-source-hosted in one phase: the phases
+# differ in what the server must do, not in how the suite reaches it).
+TARGETS = [(p, t) for p in sorted(contracts.available_profiles(), key=_seed_order)
+           for t in contracts.load_profile(p).transports]
+COMMANDS = {p for p, _ in TARGETS if contracts.load_profile(p).command_roles}
 
 
 def modes_of(profile: str, transport: str) -> dict[str, list[str]]:

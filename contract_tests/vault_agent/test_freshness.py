@@ -123,15 +123,17 @@ def test_a_held_writer_shows_as_pending_then_updating_with_a_warning(fresh, name
             writer = own_servers.spawn(fixture, "hold", values={"hold_state": phase, "hold_file": str(hold)})
             seen: list = []
             try:
-                def reported() -> bool:
+                def settled() -> bool:  # the state shows, or the writer ended (it was not held)
+                    ended = writer.poll() is not None
                     response, _ = _search(srv, names)
                     seen[:] = [response]
-                    return _state(response)[0] == phase
-                held = wait_for(reported, 30, 0.2)
+                    return _state(response)[0] == phase or ended
+                wait_for(settled, 30, 0.2)
                 response = seen[0] if seen else {}
                 state, warnings = _state(response)
-                if findings.check(held, f"while the writer is held {phase} search reports freshness "
-                                  f"{short(state)}", case=phase):
+                ended = "" if writer.poll() is None else f" (the hold command exited {writer.poll()} while held)"
+                if findings.check(state == phase, f"while the writer is held {phase} search reports freshness "
+                                  f"{short(state)}{ended}", case=phase):
                     findings.check(len(warnings) > len(baseline), f"{phase} carries no warning "
                                    f"(warnings {short(warnings, 160)})", case=phase)
                     results = mcp_payload(response).get("results") if called_ok(response) else None

@@ -18,18 +18,23 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from contract_tests import contracts  # noqa: E402
 from tests.test_hostile import TARGETS, modes_of  # noqa: E402
 
 PAGE = ROOT / "docs" / "troubleshooting.md"
 START, END = "<!-- hostile:start -->", "<!-- hostile:end -->"
-SHORT = {"retrieval-tools": "RT", "section-source-local": "SSL", "section-source-hosted": "SSH",
-         "vault-agent": "VA", "open-notebook": "ON"}
+
+
+def short(profile: str) -> str:
+    """The profile's requirement-id prefix (SSL, VA, ...), for a column heading."""
+    ids = [item["id"] for item in contracts.spec(profile)["requirements"]]
+    return max({i.split("-")[0] for i in ids}, key=lambda prefix: sum(i.startswith(prefix + "-") for i in ids))
 
 
 def table(runs: list[dict]) -> str:
     cells = {(r["profile"], r["transport"], r["mode"]): r for r in runs}
     modes = sorted({m for p, t in TARGETS for m in modes_of(p, t)})
-    head = "| mode | " + " | ".join(f"{SHORT[p]} {t}" for p, t in TARGETS) + " |"
+    head = "| mode | " + " | ".join(f"{short(p)} {t}" for p, t in TARGETS) + " |"
     lines = [head, "|---|" + "---:|" * len(TARGETS)]
     for mode in modes:
         row = []

@@ -129,6 +129,13 @@ def va_freshness_warning_dropped():
     core.Core.freshness_warnings = staticmethod(lambda state: [] if state.freshness == "stale" else original(state))
 
 
+@mutant("VA-FRESH-002", profile=PROFILE)
+def va_writer_lock_unseen():
+    """Readers never look at the writer lock: while an index run holds it, search reports the
+    freshness of the last index instead of pending or updating."""
+    core.writer_phase = lambda index_dir: None
+
+
 @mutant("VA-STDIO-010", profile=PROFILE)
 def va_stdin_close_kills():
     """At the end of stdin the process exits at once, dropping every call in flight."""
