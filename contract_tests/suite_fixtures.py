@@ -15,6 +15,7 @@ from .harness.sdk import SdkClient
 from .harness.stdio import Connection
 from .items import is_worker
 from .names import ParameterNames
+from .target.calls import Calls
 from .target.sessions import OWN_SERVER, OwnServers, ServerFactory
 from .target.state import FIXTURE_TOKENS, STATE, SuiteState
 
@@ -114,3 +115,9 @@ def client(server: Connection):
 def names(client, profile: contracts.Profile) -> ParameterNames:
     """The server's names for the parameters the profile drives (declared, default or found)."""
     return ParameterNames(profile, client.list_tools())
+
+
+@pytest.fixture(scope="session")
+def calls(server: Connection, names: ParameterNames, profile: contracts.Profile) -> Calls:
+    """Tool calls on the worker's server in the profile's names (a profile folder may give its own)."""
+    return Calls(server, profile, names)

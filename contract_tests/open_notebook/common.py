@@ -12,13 +12,14 @@ from typing import Any
 import pytest
 
 from contract_tests import contracts
-from contract_tests.checks import called_ok, short, structured_error, tool_output
+from contract_tests.checks import called_ok, short, tool_output
 from contract_tests.harness.canaries import strings
 from contract_tests.harness.notebook_generator import ArtifactInfo, PassageInfo
 from contract_tests.harness.notebooks import ROLES, NotebooksFixture
 from contract_tests.names import find_list
 from contract_tests.running import own
-from contract_tests.verdicts import Finding, RequirementFailure, blocked, describe_call
+from contract_tests.target.calls import Calls
+from contract_tests.verdicts import Finding, RequirementFailure, blocked
 from contract_tests.open_notebook import PROFILES
 
 PROFILE, = PROFILES  # the folder's one profile
@@ -106,7 +107,7 @@ class Found:
 
 
 @dataclass
-class Session:
+class Session(Calls):
     """One MCP session (a stdio process or an HTTP session), over raw JSON-RPC."""
     conn: Any
     profile: contracts.Profile
@@ -114,25 +115,14 @@ class Session:
     found: dict[tuple[str, str], Found] = field(default_factory=dict)
     artifacts: dict[str, dict[str, ArtifactInfo]] = field(default_factory=dict)  # role -> wire id -> artifact
 
-    def raw(self, tool: str, arguments: Any, timeout: float = 60) -> tuple[dict[str, Any], str]:
-        return as_failure(self.conn.call_tool(tool, arguments, timeout=timeout)), describe_call(tool, arguments)
+    def read(self, response: dict[str, Any]) -> dict[str, Any]:
+        return as_failure(response)
 
-    def ok(self, tool: str, arguments: dict[str, Any], *, req: str | None = None) -> dict[str, Any]:
-        """Assert a successful result and return its JSON object."""
-        req = own(req)
-        response, request = self.raw(tool, arguments)
-        if not called_ok(response):
-            raise RequirementFailure([Finding(req, f"expected a result, got {short(response, 300)}", None, request)])
-        body = tool_output(response, req=req)
+    def accept(self, tool: str, body: Any, request: str, req: str) -> dict[str, Any]:
+        """A success is a JSON object."""
         if not isinstance(body, dict):
             raise RequirementFailure([Finding(req, f"the result is not a JSON object: {short(body)}", None, request)])
         return body
-
-    def error(self, tool: str, arguments: Any, what: str, *, req: str | None = None) -> dict[str, Any]:
-        """Assert a failure carrying the taxonomy's envelope on an accepted channel."""
-        req = own(req)
-        response, request = self.raw(tool, arguments)
-        return structured_error(response, self.profile, what, req=req, request=request)
 
     def enter(self, role: str, *, req: str | None = None) -> dict[str, Any]:
         """Enter `role`'s collection; if it cannot be entered, `req` is blocked by the check that

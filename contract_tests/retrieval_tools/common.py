@@ -7,11 +7,12 @@ from typing import Any
 
 import pytest
 
-from contract_tests.checks import called_ok, error_code, schema_errors, short, structured_error, tool_output
+from contract_tests.checks import called_ok, error_code, schema_errors, structured_error
 from contract_tests.contracts import validator
 from contract_tests.names import entry_paths, find_list, numbered
 from contract_tests.running import own
-from contract_tests.verdicts import Finding, Findings, RequirementFailure, describe_call, esc
+from contract_tests.target import calls as target_calls
+from contract_tests.verdicts import Finding, Findings, RequirementFailure, esc
 from contract_tests.retrieval_tools import PROFILES
 
 PROFILE, = PROFILES  # the folder's one profile
@@ -20,27 +21,18 @@ TOOLS = ("search", "open_file", "get_snippet", "list_dir")
 ENVELOPE = "RT-ENV-002"  # every failure is a structured error: the one owner of an error's form
 
 
-class Calls:
+class Calls(target_calls.Calls):
     """One server, spoken to in the profile's names; every assertion names the request."""
 
     def __init__(self, server, names, profile) -> None:
-        self.server, self.names, self.profile = server, names, profile
+        super().__init__(server, profile, names)
 
-    def raw(self, tool: str, arguments: dict[str, Any]) -> tuple[dict[str, Any], str]:
-        args = self.names.args(tool, arguments)
-        return self.server.call_tool(tool, args, timeout=60), describe_call(tool, args)
-
-    def ok(self, tool: str, arguments: dict[str, Any], *, req: str | None = None) -> dict[str, Any]:
-        """Assert a success in the shared envelope (RT-ENV-001's schema); return the envelope."""
-        req = own(req)
-        response, request = self.raw(tool, arguments)
-        if not called_ok(response):
-            raise RequirementFailure([_finding(f"expected a result, got {short(response, 240)}", request, req=req)])
-        envelope = tool_output(response, req=req)
-        errors = schema_errors(validator(self.profile.data["schemas"]["outputs"][tool]), envelope)
+    def accept(self, tool: str, body: Any, request: str, req: str) -> dict[str, Any]:
+        """A success is the shared envelope (RT-ENV-001's schema)."""
+        errors = schema_errors(validator(self.profile.data["schemas"]["outputs"][tool]), body)
         if errors:
             raise RequirementFailure([_finding(f"not the shared envelope: {errors[:2]}", request, req=req)])
-        return envelope
+        return body
 
     def error(self, tool: str, arguments: dict[str, Any], what: str, *,
               req: str | None = None) -> tuple[str | None, Any, str]:
@@ -71,7 +63,7 @@ class Calls:
         envelope = self.ok(tool, arguments, req=req)
         found = find_list(self.profile, name, envelope)
         if found is None:
-            request = describe_call(tool, self.names.args(tool, arguments))
+            request = self.describe(tool, arguments)
             raise RequirementFailure([_finding(f"cannot find {name} in the result (tried "
                                                f"{self.profile.data['outputs'][name]}); declare it", request,
                                                req="RT-TOOL-003"),
@@ -87,7 +79,7 @@ class Calls:
         items = self.listing(tool, arguments, f"{tool}.lines", req=req)
         got = numbered(items)
         if got is None:
-            request = describe_call(tool, self.names.args(tool, arguments))
+            request = self.describe(tool, arguments)
             raise RequirementFailure([_finding(f"the lines are not numbered lines: {esc(items[:2], 200)}",
                                                request, req=req)])
         return got
@@ -97,15 +89,13 @@ class Calls:
         items = self.listing("list_dir", arguments, "list_dir.entries", req=req)
         got = entry_paths(items)
         if got is None:
-            request = describe_call("list_dir", self.names.args("list_dir", arguments))
+            request = self.describe("list_dir", arguments)
             raise RequirementFailure([_finding(f"entries carry no path: {esc(items[:2], 200)}", request, req=req)])
         return got
 
 
 def _finding(message, request, kind="fail", *, req: str | None = None):
-    req = own(req)
-    from contract_tests.verdicts import Finding
-    return Finding(req, message, None, request, kind)
+    return Finding(own(req), message, None, request, kind)
 
 
 def start_with_roots(own_servers, fixture, root_name, bad_value, *, prefix=None):

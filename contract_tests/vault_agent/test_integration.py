@@ -15,7 +15,7 @@ from contract_tests.checks import called_ok, short
 from contract_tests.harness.http import MCP_HEADERS, messages_of
 from contract_tests.harness.stdio import initialize_message, initialize_params
 from contract_tests.harness.vault_agent import NOTES, token
-from contract_tests.verdicts import Findings, describe_call
+from contract_tests.verdicts import Findings
 from contract_tests.contracts import choice
 from contract_tests.vault_agent.common import (
     OLDEST_VERSION, error_code_of, mcp_payload, per_requirement, profiles_mark, rpc_error,
@@ -171,14 +171,14 @@ def test_search_finds_each_note_by_a_word_only_it_holds(ids):
 
 @pytest.mark.integration
 @pytest.mark.req("VA-SRCH-002")
-def test_search_without_a_limit_answers_at_most_ten_results(server, client, names):
+def test_search_without_a_limit_answers_at_most_ten_results(calls):
     """The large note's token is in each of its many chunks (Phase 1 splits a note over the
     chunk size): with limit 50 the search shows how many results there are to give."""
     req, query = "VA-SRCH-002", {"query": token("large"), "mode": "lexical"}
     with Findings() as findings:
         counts = {}
         for label, args in (("limit 50", {**query, "limit": 50}), ("no limit", query)):
-            response, request = _call(server, names, "search", args)
+            response, request = calls.raw("search", args)
             results = mcp_payload(response).get("results") if called_ok(response) else None
             if not isinstance(results, list):
                 if label == "limit 50":  # nothing to compare with: not this requirement's failure
@@ -193,23 +193,18 @@ def test_search_without_a_limit_answers_at_most_ten_results(server, client, name
                        f"{counts['limit 50']} (the default limit is 10)", req=req, request=request)
 
 
-def _call(server, names, tool, args):
-    server_args = names.args(tool, args)
-    return server.call_tool(tool, server_args, timeout=60), describe_call(tool, server_args)
-
-
 def _codes(payload) -> list[str]:
     return [w.get("code") for w in payload.get("warnings", []) if isinstance(w, dict)]
 
 
 @pytest.mark.integration
 @pytest.mark.req("VA-MODE-001")
-def test_without_embeddings_search_and_related_use_lexical_with_the_documented_warnings(server, client, names, ids):
+def test_without_embeddings_search_and_related_use_lexical_with_the_documented_warnings(calls, ids):
     with Findings() as findings:
         for tool, args, warn in (("search", {"query": "tokalpha"}, None),
                                  ("related", {"type": "note", "id": ids.note("alpha")}, False),
                                  ("search", {"query": "tokalpha", "mode": "hybrid"}, True)):
-            response, request = _call(server, names, tool, args)
+            response, request = calls.raw(tool, args)
             if not findings.check(called_ok(response), f"failed: {short(response, 160)}", request=request):
                 continue
             data = mcp_payload(response)
@@ -223,13 +218,13 @@ def test_without_embeddings_search_and_related_use_lexical_with_the_documented_w
 
 @pytest.mark.integration
 @pytest.mark.req("VA-REL-001")
-def test_related_never_lists_its_own_input(server, client, names, ids):
+def test_related_never_lists_its_own_input(calls, ids):
     with Findings() as findings:
         for name in ("alpha", "gamma"):
             note = ids.note(name)
             for args, own in (({"type": "note", "id": note, "limit": 50, "mode": "lexical"}, None),
                               ({"type": "chunk", "id": f"{note}:0", "limit": 50, "mode": "lexical"}, 0)):
-                response, request = _call(server, names, "related", args)
+                response, request = calls.raw("related", args)
                 if not findings.check(called_ok(response), f"failed: {short(response, 160)}",
                                       request=request):
                     continue
@@ -242,14 +237,14 @@ def test_related_never_lists_its_own_input(server, client, names, ids):
 
 @pytest.mark.integration
 @pytest.mark.req("VA-SIZE-001")
-def test_an_oversized_note_needs_allow_large(server, client, names, ids, contract_fixture):
+def test_an_oversized_note_needs_allow_large(calls, ids, contract_fixture):
     note = ids.note("large")
     text = (contract_fixture.vault / NOTES["large"]).read_text(encoding="utf-8")
     with Findings() as findings:
-        response, request = _call(server, names, "get_note", {"noteId": note})
+        response, request = calls.raw("get_note", {"noteId": note})
         findings.check(error_code_of(response) == "QUERY_TOO_LARGE", f"without allowLarge: {short(response, 160)}",
                        request=request)
-        response, request = _call(server, names, "get_note", {"noteId": note, "allowLarge": True})
+        response, request = calls.raw("get_note", {"noteId": note, "allowLarge": True})
         if findings.check(called_ok(response), f"with allowLarge: {short(response, 160)}",
                           request=request):
             findings.check(mcp_payload(response).get("content") == text,
@@ -258,11 +253,11 @@ def test_an_oversized_note_needs_allow_large(server, client, names, ids, contrac
 
 @pytest.mark.integration
 @pytest.mark.req("VA-SIZE-002")
-def test_an_attachment_is_metadata_unless_downloaded_then_base64_with_its_mime_type(server, client, names,
+def test_an_attachment_is_metadata_unless_downloaded_then_base64_with_its_mime_type(calls, names,
                                                                                     contract_fixture):
     vault = contract_fixture.vault
     with Findings() as findings:
-        response, request = _call(server, names, "get_attachment", {"vaultRelativePath": "attachments/readme.txt"})
+        response, request = calls.raw("get_attachment", {"vaultRelativePath": "attachments/readme.txt"})
         if findings.check(called_ok(response), f"metadata: {short(response, 160)}", request=request):
             data = mcp_payload(response)
             findings.check("content" not in data, "metadata carries content", request=request)
@@ -270,7 +265,7 @@ def test_an_attachment_is_metadata_unless_downloaded_then_base64_with_its_mime_t
                            f"size {short(data.get('size'))} is not the file's", request=request)
         for rel, mime in (("attachments/pic.png", "image/png"), ("attachments/blob.unknownext", "application/octet-stream"),
                           ("attachments/readme.txt", None)):
-            response, request = _call(server, names, "get_attachment", {"vaultRelativePath": rel, "download": True})
+            response, request = calls.raw("get_attachment", {"vaultRelativePath": rel, "download": True})
             if not findings.check(called_ok(response), f"download: {short(response, 160)}",
                                   request=request):
                 continue
@@ -290,9 +285,9 @@ def test_an_attachment_is_metadata_unless_downloaded_then_base64_with_its_mime_t
 
 @pytest.mark.integration
 @pytest.mark.req("VA-SIZE-004")
-def test_a_download_over_50_mib_fails_even_with_allow_large(server, client, names):
+def test_a_download_over_50_mib_fails_even_with_allow_large(calls):
     with Findings() as findings:
-        response, request = _call(server, names, "get_attachment", {"vaultRelativePath": "attachments/huge.bin",
+        response, request = calls.raw("get_attachment", {"vaultRelativePath": "attachments/huge.bin",
                                                                     "download": True, "allowLarge": True})
         findings.check(error_code_of(response) == "QUERY_TOO_LARGE", f"64 MiB with allowLarge: {short(response, 160)}",
                        request=request)
@@ -300,15 +295,15 @@ def test_a_download_over_50_mib_fails_even_with_allow_large(server, client, name
 
 @pytest.mark.integration
 @pytest.mark.req("VA-SIZE-003")
-def test_a_download_over_10_mib_needs_allow_large(server, client, names, contract_fixture):
+def test_a_download_over_10_mib_needs_allow_large(calls, contract_fixture):
     path = contract_fixture.vault / "attachments/eleven.bin"
     digest = hashlib.sha256(path.read_bytes()).hexdigest()
     with Findings() as findings:
         args = {"vaultRelativePath": "attachments/eleven.bin", "download": True}
-        response, request = _call(server, names, "get_attachment", args)
+        response, request = calls.raw("get_attachment", args)
         findings.check(error_code_of(response) == "QUERY_TOO_LARGE",
                        f"11 MiB without allowLarge: {short(response, 160)}", request=request)
-        response, request = _call(server, names, "get_attachment", {**args, "allowLarge": True})
+        response, request = calls.raw("get_attachment", {**args, "allowLarge": True})
         if findings.check(called_ok(response), f"11 MiB with allowLarge: {short(response, 160)}",
                           request=request):
             content = str(mcp_payload(response).get("content", ""))

@@ -12,22 +12,17 @@ import pytest
 from contract_tests.checks import called_ok, short
 from contract_tests.harness.vault_agent import AMBIGUOUS, LINKER, MISSING
 from contract_tests.running import own
-from contract_tests.verdicts import Findings, describe_call
+from contract_tests.verdicts import Findings
 from contract_tests.vault_agent.common import blocked, mcp_payload, profiles_mark
 
 pytestmark = profiles_mark
 TARGETS = (AMBIGUOUS, MISSING, "gamma")
 
 
-def _call(server, names, tool, args):
-    args = names.args(tool, args)
-    return server.call_tool(tool, args, timeout=60), describe_call(tool, args)
-
-
-def _linker(server, names, *, req: str | None = None) -> tuple[str, list[int], dict]:
+def _linker(calls, *, req: str | None = None) -> tuple[str, list[int], dict]:
     """The linker note's id, the chunk indexes search showed for it, and that search's payload."""
     req = own(req)
-    response, _ = _call(server, names, "search", {"query": "toklinker", "limit": 50})
+    response, _ = calls.raw("search", {"query": "toklinker", "limit": 50})
     data = mcp_payload(response) if called_ok(response) else {}
     mine = [r for r in data.get("results") or [] if isinstance(r, dict) and r.get("path") == LINKER]
     if not mine or not isinstance(mine[0].get("noteId"), str):
@@ -43,9 +38,9 @@ def _named(value, target: str) -> bool:
 
 @pytest.mark.integration
 @pytest.mark.req("VA-LINK-001")
-def test_an_ambiguous_or_missing_wikilink_is_never_listed_as_resolved(server, client, names):
-    note, _chunks, _ = _linker(server, names)
-    response, request = _call(server, names, "get_note", {"noteId": note})
+def test_an_ambiguous_or_missing_wikilink_is_never_listed_as_resolved(calls):
+    note, _chunks, _ = _linker(calls)
+    response, request = calls.raw("get_note", {"noteId": note})
     with Findings() as findings:
         if not findings.check(called_ok(response), f"get_note failed: {short(response, 160)}",
                               request=request):
@@ -67,11 +62,11 @@ def test_an_ambiguous_or_missing_wikilink_is_never_listed_as_resolved(server, cl
 
 @pytest.mark.integration
 @pytest.mark.req("VA-LINK-002")
-def test_a_chunk_summarises_only_the_links_it_contains(server, client, names):
-    note, chunks, _ = _linker(server, names)
+def test_a_chunk_summarises_only_the_links_it_contains(calls):
+    note, chunks, _ = _linker(calls)
     with Findings() as findings:
         for index in chunks:
-            response, request = _call(server, names, "get_chunk", {"noteId": note, "chunkIndex": index})
+            response, request = calls.raw("get_chunk", {"noteId": note, "chunkIndex": index})
             if not findings.check(called_ok(response), f"get_chunk failed: {short(response, 160)}",
                                   case=str(index), request=request):
                 continue
@@ -90,14 +85,14 @@ def _codes(data) -> set:
 
 @pytest.mark.integration
 @pytest.mark.req("VA-LINK-003")
-def test_unresolved_and_ambiguous_wikilinks_raise_no_warning(server, client, names, ids):
-    note, _chunks, _search = _linker(server, names)
+def test_unresolved_and_ambiguous_wikilinks_raise_no_warning(calls, ids):
+    note, _chunks, _search = _linker(calls)
     pairs = [("get_note", {"noteId": note}, {"noteId": ids.note("alpha")}),
              ("search", {"query": "toklinker"}, {"query": "tokalpha"})]
     with Findings() as findings:
         for tool, linked, plain in pairs:
-            got, request = _call(server, names, tool, linked)
-            base, base_request = _call(server, names, tool, plain)
+            got, request = calls.raw(tool, linked)
+            base, base_request = calls.raw(tool, plain)
             if not (findings.check(called_ok(got), f"failed: {short(got, 160)}", case=tool, request=request)
                     and findings.check(called_ok(base), f"failed: {short(base, 160)}", case=tool,
                                        request=base_request)):

@@ -18,19 +18,14 @@ pytestmark = profiles_mark
 MARKDOWN = "text/markdown; charset=utf-8"
 
 
-def _call(server, names, tool, args):
-    server_args = names.args(tool, args)
-    return server.call_tool(tool, server_args, timeout=60), describe_call(tool, server_args)
-
-
 @pytest.mark.security
 @pytest.mark.req("VA-OUT-003")
-def test_search_does_not_echo_the_raw_query(server, client, names, contract_fixture):
+def test_search_does_not_echo_the_raw_query(calls, contract_fixture):
     """The query holds a word no note has (the query canary), so no snippet can carry it."""
     word = contract_fixture.canaries["query"]
     with Findings() as findings:
         for args in ({"query": f"tokalpha {word}"}, {"query": f"tokbeta {word}", "mode": "lexical", "limit": 3}):
-            response, request = _call(server, names, "search", args)
+            response, request = calls.raw("search", args)
             if findings.check(called_ok(response), f"failed: {short(response, 160)}", request=request):
                 findings.check(word not in json.dumps(mcp_payload(response)).lower(),
                                "the payload carries the raw query", request=request)
@@ -38,13 +33,13 @@ def test_search_does_not_echo_the_raw_query(server, client, names, contract_fixt
 
 @pytest.mark.integration
 @pytest.mark.req("VA-OUT-004")
-def test_every_search_and_related_score_is_between_0_and_1(server, client, names, ids):
-    calls = [("search", {"query": "tokalpha lantern meadow", "limit": 50}),
+def test_every_search_and_related_score_is_between_0_and_1(calls, ids):
+    cases = [("search", {"query": "tokalpha lantern meadow", "limit": 50}),
              ("search", {"query": "lantern", "mode": "hybrid", "limit": 50}),
              ("related", {"type": "note", "id": ids.note("alpha"), "limit": 50, "mode": "lexical"})]
     with Findings() as findings:
-        for tool, args in calls:
-            response, request = _call(server, names, tool, args)
+        for tool, args in cases:
+            response, request = calls.raw(tool, args)
             if not findings.check(called_ok(response), f"failed: {short(response, 160)}",
                                   request=request):
                 continue
@@ -58,11 +53,11 @@ def test_every_search_and_related_score_is_between_0_and_1(server, client, names
 
 @pytest.mark.integration
 @pytest.mark.req("VA-OUT-005")
-def test_notes_and_chunks_come_as_utf_8_markdown(server, client, names, ids):
+def test_notes_and_chunks_come_as_utf_8_markdown(calls, ids):
     note = ids.note("alpha")
     with Findings() as findings:
         for tool, args in (("get_note", {"noteId": note}), ("get_chunk", {"noteId": note, "chunkIndex": 0})):
-            response, request = _call(server, names, tool, args)
+            response, request = calls.raw(tool, args)
             if findings.check(called_ok(response), f"failed: {short(response, 160)}", request=request):
                 got = mcp_payload(response).get("contentType")
                 findings.check(isinstance(got, str) and got.replace(" ", "").lower() == MARKDOWN.replace(" ", ""),
@@ -84,12 +79,12 @@ def test_the_stdio_server_listens_on_no_port(suite, server, client, names):
 
 @pytest.mark.integration
 @pytest.mark.req("VA-CHUNK-001")
-def test_chunk_content_excludes_the_frontmatter(server, client, names, ids, contract_fixture):
+def test_chunk_content_excludes_the_frontmatter(calls, ids, contract_fixture):
     """The alpha note opens with frontmatter holding the frontmatter canary in a private key."""
     note, front = ids.note("alpha"), contract_fixture.canaries["frontmatter"]
     with Findings() as findings:
         for index in ids.chunks.get("alpha") or [0]:
-            response, request = _call(server, names, "get_chunk", {"noteId": note, "chunkIndex": index})
+            response, request = calls.raw("get_chunk", {"noteId": note, "chunkIndex": index})
             if findings.check(called_ok(response), f"failed: {short(response, 160)}",
                               request=request):
                 content = mcp_payload(response).get("content")
@@ -100,12 +95,12 @@ def test_chunk_content_excludes_the_frontmatter(server, client, names, ids, cont
 
 @pytest.mark.integration
 @pytest.mark.req("VA-OUT-006")
-def test_get_note_returns_the_whole_file_text_frontmatter_included(server, client, names, ids, contract_fixture):
+def test_get_note_returns_the_whole_file_text_frontmatter_included(calls, ids, contract_fixture):
     """alpha opens with frontmatter; gamma has headings and none."""
     with Findings() as findings:
         for name in ("alpha", "gamma"):
             text = (contract_fixture.vault / NOTES[name]).read_text(encoding="utf-8")
-            response, request = _call(server, names, "get_note", {"noteId": ids.note(name)})
+            response, request = calls.raw("get_note", {"noteId": ids.note(name)})
             if findings.check(called_ok(response), f"failed: {short(response, 160)}", request=request):
                 content = mcp_payload(response).get("content")
                 findings.check(content == text, f"the content of {NOTES[name]} is not the file's text "
@@ -113,11 +108,11 @@ def test_get_note_returns_the_whole_file_text_frontmatter_included(server, clien
                                f"{len(text)})", request=request)
 
 
-def _chunks(server, names, note: str, most: int = 10) -> list[str]:
+def _chunks(calls, note: str, most: int = 10) -> list[str]:
     """The contents of chunks 0, 1, ... of a note, up to the first call that does not answer."""
     contents = []
     for index in range(most):
-        response, _request = _call(server, names, "get_chunk", {"noteId": note, "chunkIndex": index})
+        response, _request = calls.raw("get_chunk", {"noteId": note, "chunkIndex": index})
         content = mcp_payload(response).get("content") if called_ok(response) else None
         if not isinstance(content, str):
             break
@@ -127,13 +122,13 @@ def _chunks(server, names, note: str, most: int = 10) -> list[str]:
 
 @pytest.mark.integration
 @pytest.mark.req("VA-OUT-007")
-def test_get_chunk_returns_only_its_own_chunk(server, client, names, ids):
+def test_get_chunk_returns_only_its_own_chunk(calls, names, ids):
     """alpha has three heading sections and gamma two (indexing.md: notes are split into heading
     sections), so each has two chunks or more; one chunk never holds the whole of its neighbour."""
     with Findings() as findings:
         pairs = 0
         for name in ("alpha", "gamma"):
-            contents = _chunks(server, names, ids.note(name))
+            contents = _chunks(calls, ids.note(name))
             for index, (this, following) in enumerate(zip(contents, contents[1:])):
                 pairs += 1
                 a, b = this.strip(), following.strip()
