@@ -10,12 +10,12 @@ import threading
 import time
 
 
-from contract_tests.checks import called_ok, short, tool_output
+from contract_tests.checks import called_ok, json_pointer, short, tool_output
 from contract_tests.concerns.common import (failing_calls, item_values, render, require_sweep, run, strip_volatile,
                                             sweep_calls)
 from contract_tests.harness.adapter import snapshot, snapshot_diff
 from contract_tests.harness.system import inet_sockets, needs_proc, own_ports, process_tree
-from contract_tests.verdicts import Findings, describe_call, esc
+from contract_tests.verdicts import Findings, blocked, describe_call, esc
 
 
 def _one(profile, key):
@@ -176,25 +176,71 @@ def cases_test_repeated_calls_on_unchanged_data_are_identical(profile):
     return [(case["req"], case, f"{case['req']}-{case['call']['tool']}") for case in spec]
 
 
-def test_repeated_calls_on_unchanged_data_are_identical(case, server, client, profile, names):
+def test_repeated_calls_on_unchanged_data_are_identical(case, server, client, servers, contract_fixture, profile,
+                                                       names):
+    """The call `times` times on the worker's server (after the case's setup calls), and with
+    `sessions: 2` once more on a new session: every output the same, volatile fields aside."""
     req = case["req"]
     times = int(case.get("times", profile.limits.get("repeat_calls", 100)))
+    values = contract_fixture.call_values()
     tool = case["call"]["tool"]
-    args = names.args(tool, case["call"]["arguments"])
-    volatile = list(profile.data.get("sample_call", {}).get("volatile", []))
-    outputs: dict[str, int] = {}
-    for _ in range(times):
-        response = server.call_tool(tool, args)
+    args = names.args(tool, render(case["call"]["arguments"], values))
+    request = describe_call(tool, args)
+    volatile = list(case.get("volatile", profile.data.get("sample_call", {}).get("volatile", [])))
+
+    def output(conn) -> str:
+        response = conn.call_tool(tool, args)
         if not called_ok(response):
             with Findings() as findings:
-                findings.fail(f"a repeated call did not succeed: {short(response, 200)}", req=req,
-                              request=describe_call(tool, args))
-        text = json.dumps(strip_volatile(tool_output(response, req=req), volatile), sort_keys=True)
+                findings.fail(f"a repeated call did not succeed: {short(response, 200)}", req=req, request=request)
+        return json.dumps(strip_volatile(tool_output(response, req=req), volatile), sort_keys=True)
+
+    _set_up(server, case, names, values, req)
+    first = output(server)
+    _nonempty(first, case, req, request)
+    outputs = {first: 1}
+    for _ in range(times - 1):
+        text = output(server)
         outputs[text] = outputs.get(text, 0) + 1
     with Findings() as findings:
         findings.check(len(outputs) == 1, f"{times} identical calls gave {len(outputs)} different outputs "
                        f"(counts {sorted(outputs.values(), reverse=True)[:5]}): first differs by "
-                       f"{esc(_first_diff(list(outputs)), 200)}", req=req, request=describe_call(tool, args))
+                       f"{esc(_first_diff(list(outputs)), 200)}", req=req, request=request)
+        if case.get("sessions", 1) > 1:
+            other = servers.handshake(contract_fixture)
+            try:
+                other.initialize()
+                _set_up(other, case, names, values, req)
+                again = output(other)
+            finally:
+                other.close(timeout=3)
+            findings.check(again == first, "the same call on another session gave another output: first differs "
+                           f"by {esc(_first_diff([first, again]), 200)}", req=req, case="another-session",
+                           request=request)
+
+
+def _set_up(conn, case, names, values, req: str) -> None:
+    """The case's setup calls; one that fails blocks `req` by the requirement it names."""
+    for call in case.get("setup", []):
+        args = names.args(call["tool"], render(call["arguments"], values))
+        response = conn.call_tool(call["tool"], args)
+        if not called_ok(response):
+            raise blocked(f"the setup call failed (see {call['by']}): {short(response, 200)}", req=req,
+                          by=call["by"], request=describe_call(call["tool"], args))
+
+
+def _nonempty(first: str, case, req: str, request: str) -> None:
+    """A first output whose list at the case's pointer is empty proves no repeat: blocked."""
+    want = case.get("nonempty")
+    if not want:
+        return
+    try:
+        found = json_pointer(json.loads(first), want["pointer"])
+    except KeyError:
+        found = None
+    if not found:
+        raise blocked(f"the call found nothing at {want['pointer']} (see {want['by']}): the same nothing twice "
+                      f"proves nothing", req=req, by=want["by"], request=request)
 
 
 def _first_diff(texts: list[str]) -> str:

@@ -74,6 +74,11 @@ class NotebooksFixture(DiskFixture):
                 "stream_timeout_s": str(self.stream_timeout_s)}
 
     # -- ContractFixture ----------------------------------------------------------------
+    def call_values(self) -> dict[str, str]:
+        """{active}, {other}, {sealed}: the collection ids by role; {probe_text}: the text of the
+        active collection's probe passage."""
+        return {**ROLES, "probe_text": self.collection("active").passage("probe").exact_text}
+
     def items(self) -> list[str]:
         """The sweep's queries: the active collection's notable passages (all but the one that
         holds its canary), then the queries that would reach into other collections."""
