@@ -104,6 +104,17 @@ def require_sweep(req: str, profile: Profile, responses: list[dict[str, Any]]) -
         raise blocked(failure[1], req=req, by=failure[0])
 
 
+def pick(value: Any, dotted: list[str]) -> dict[str, Any]:
+    """The members at a.b.c paths of a JSON value, by path (a path that is absent: None)."""
+    out = {}
+    for path in dotted:
+        node = value
+        for key in path.split("."):
+            node = node.get(key) if isinstance(node, dict) else None
+        out[path] = node
+    return out
+
+
 def strip_volatile(value: Any, dotted: list[str]) -> Any:
     """A copy of a JSON value without the members the profile marks volatile (a.b.c paths)."""
     import copy
