@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from contract_tests.checks import check, short
-from contract_tests.harness.system import needs_proc
+from contract_tests.harness.stdio import ServerGone
+from contract_tests.harness.system import needs_proc, socket_inodes
 
 
 
@@ -70,12 +71,14 @@ def test_a_foreign_origin_gets_403(session):
 
 
 def _listening(pid: int) -> list[str]:
-    inodes = {Path(f"/proc/{pid}/fd/{fd.name}").readlink().as_posix()[8:-1]
-              for fd in Path(f"/proc/{pid}/fd").iterdir()
-              if fd.is_symlink() and str(fd.readlink()).startswith("socket:[")}
+    inodes = socket_inodes(pid)
     out = []
     for table in ("tcp", "tcp6"):
-        for row in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
+        try:
+            rows = Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]
+        except FileNotFoundError:
+            raise ServerGone(f"process {pid} exited before its sockets could be read") from None
+        for row in rows:
             cols = row.split()
             if cols[3] == "0A" and cols[9] in inodes:  # 0A = LISTEN
                 out.append(cols[1].rsplit(":", 1)[0])

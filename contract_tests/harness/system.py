@@ -7,21 +7,34 @@ from pathlib import Path
 
 import pytest
 
+from contract_tests.harness.stdio import ServerGone
+
 needs_proc = pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs Linux /proc")
 
 
-def inet_sockets(pid: int, own_ports: tuple[int, ...] = (), remote_ports: tuple[int, ...] = ()) -> list[str]:
-    """The network (TCP, UDP, raw) sockets a process holds, as 'table local remote'; sockets on
-    one of `own_ports` (an HTTP server's own listening port and its clients), and connections
-    to one of `remote_ports` on loopback (an upstream double), are left out."""
+def socket_inodes(pid: int) -> set[str]:
+    """The inodes of the sockets a process holds. A descriptor closed while they are read is
+    skipped; a process that has gone raises ServerGone."""
+    try:
+        fds = list(Path(f"/proc/{pid}/fd").iterdir())
+    except FileNotFoundError:
+        raise ServerGone(f"process {pid} exited before its sockets could be read") from None
     inodes = set()
-    for fd in Path(f"/proc/{pid}/fd").iterdir():
+    for fd in fds:
         try:
             link = os.readlink(fd)
         except OSError:
             continue
         if link.startswith("socket:["):
             inodes.add(link[8:-1])
+    return inodes
+
+
+def inet_sockets(pid: int, own_ports: tuple[int, ...] = (), remote_ports: tuple[int, ...] = ()) -> list[str]:
+    """The network (TCP, UDP, raw) sockets a process holds, as 'table local remote'; sockets on
+    one of `own_ports` (an HTTP server's own listening port and its clients), and connections
+    to one of `remote_ports` on loopback (an upstream double), are left out."""
+    inodes = socket_inodes(pid)
     found = []
     for table in ("tcp", "tcp6", "udp", "udp6", "raw", "raw6"):
         try:
