@@ -136,68 +136,140 @@ def test_declared_output_schemas_are_honoured(case, server, client, contract_fix
                            request=request)
 
 
+def _by_role(spec: dict[str, Any], key: str) -> list[tuple[str, dict[str, Any], str]]:
+    """A spec's case, or one case per role when it names `roles` (a session per role's token)."""
+    roles = spec.get("roles")
+    if not roles:
+        return [(spec["req"], spec, key)]
+    return [(spec["req"], {**spec, "role": role}, f"{key}-{role}") for role in roles]
+
+
+def _as_role(case, findings: Findings, servers, server, fixture):
+    """The case's view of the server: None for the client under test; else a new initialized
+    session with the fixture's token for the case's role (closed by the caller). A refused
+    session is "refused" for a role the case may see refused (an unknown one: refusing grants
+    nothing); for another role the case is blocked by the requirement that gives it a session."""
+    role = case.get("role")
+    if role is None:
+        return None
+    conn = servers.session(server, fixture, fixture.token(role))
+    response = conn.initialize()
+    if "result" in response:
+        conn.rc_capabilities = response["result"].get("capabilities") or {}
+        return conn
+    conn.close()
+    if role in case.get("refusable", []):
+        return "refused"
+    findings.block(f"role {role}: the session was not initialized ({short(response.get('error') or response)})",
+                   req=case["req"], by=case["by"])
+    return "blocked"
+
+
+def _role_tools(conn) -> list[dict[str, Any]]:
+    return (conn.request("tools/list", {}).get("result") or {}).get("tools", [])
+
+
 def cases_test_no_blocked_tool_is_listed(profile):
-    return [(spec["req"], spec, spec["req"]) for spec in _surface(profile).get("blocked", [])]
+    return [c for spec in _surface(profile).get("blocked", []) for c in _by_role(spec, spec["req"])]
 
 
-def test_no_blocked_tool_is_listed(case, client, profile):
+def test_no_blocked_tool_is_listed(case, client, profile, servers, server, contract_fixture):
     surfaces = policy(case["policy"])["tools"][case["group"]]
     allowed = set(profile.required_tools + profile.adjacent_tools)
     if case.get("declared_extras_allowed"):
         allowed |= set(contracts.DECLARATION.get("extra_tools", []))
     with Findings() as findings:
-        for name in sorted(_listed(client)):
+        conn = _as_role(case, findings, servers, server, contract_fixture)
+        if isinstance(conn, str):
+            return
+        try:
+            listed = _listed(client) if conn is None else {t.get("name"): t for t in _role_tools(conn)}
+        finally:
+            if conn is not None:
+                conn.close()
+        who = f"role {case['role']}: " if "role" in case else ""
+        for name in sorted(listed, key=str):
             if name in surfaces.get("names", []):
-                findings.fail(f"blocked tool listed: {name}", req=case["req"])
+                findings.fail(f"{who}blocked tool listed: {name}", req=case["req"])
                 continue
-            hits = [p for p in surfaces.get("patterns", []) if re.search(p, name, re.IGNORECASE)]
+            hits = [p for p in surfaces.get("patterns", []) if re.search(p, str(name), re.IGNORECASE)]
             if hits and name not in allowed:
-                findings.fail(f"tool {name} matches the blocked pattern {hits[0]}", req=case["req"])
+                findings.fail(f"{who}tool {name} matches the blocked pattern {hits[0]}", req=case["req"])
 
 
 def _matches(patterns: list[str], *texts: Any) -> list[str]:
     return [p for p in patterns for t in texts if isinstance(t, str) and re.search(p, t, re.IGNORECASE)]
 
 
+def _listing(conn, client, method: str, key: str) -> list[dict[str, Any]]:
+    if conn is None:
+        return {"resources/list": client.list_resources, "resources/templates/list": client.list_resource_templates,
+                "prompts/list": client.list_prompts}[method]()
+    return (conn.request(method, {}).get("result") or {}).get(key, [])
+
+
 def cases_test_no_resource_exposes_what_the_seed_blocks(profile):
     spec = _surface(profile).get("resources")
-    return [(spec["req"], spec, spec["req"])] if spec else []
+    return _by_role(spec, spec["req"]) if spec else []
 
 
-def test_no_resource_exposes_what_the_seed_blocks(case, server, client, contract_fixture):
+def test_no_resource_exposes_what_the_seed_blocks(case, server, client, servers, contract_fixture):
     """Listed resources and templates (when the server declares resources), and reads of
-    guessed URIs (always: an undeclared capability must not serve content either)."""
+    guessed URIs (always: an undeclared capability must not serve content either). With
+    `no_reads`, a guessed read must not reach the fixture's store either."""
     req, rules = case["req"], policy(case["policy"])["resources"]
     with Findings() as findings:
-        if "resources" in client.capabilities:
-            for res in client.list_resources():
-                hits = _matches(rules["forbidden_patterns"], res.get("uri"), res.get("name"), res.get("description"))
-                findings.check(not hits, f"resource {esc(res.get('uri'))} matches {hits}", req=req)
-            for tpl in client.list_resource_templates():
-                hits = _matches(rules["forbidden_patterns"], tpl.get("uriTemplate"), tpl.get("name"))
-                findings.check(not hits, f"resource template {esc(tpl.get('uriTemplate'))} matches {hits}", req=req)
-        for uri in rules["probe_uris"]:
-            response = server.request("resources/read", {"uri": uri})
-            if "result" in response:
-                leaks = canaries.scan_lines([str(response["result"])], contract_fixture.canaries, "results",
-                                            [c for c in ("body", "code", "frontmatter") if c in contract_fixture.canaries])
-                findings.check(not leaks and not response["result"].get("contents"),
-                               f"resources/read {uri} returned content", req=req)
+        conn = _as_role(case, findings, servers, server, contract_fixture)
+        if isinstance(conn, str):
+            return
+        who = f"role {case['role']}: " if "role" in case else ""
+        try:
+            if "resources" in (client.capabilities if conn is None else conn.rc_capabilities):
+                for res in _listing(conn, client, "resources/list", "resources"):
+                    hits = _matches(rules["forbidden_patterns"], res.get("uri"), res.get("name"), res.get("description"))
+                    findings.check(not hits, f"{who}resource {esc(res.get('uri'))} matches {hits}", req=req)
+                for tpl in _listing(conn, client, "resources/templates/list", "resourceTemplates"):
+                    hits = _matches(rules["forbidden_patterns"], tpl.get("uriTemplate"), tpl.get("name"))
+                    findings.check(not hits, f"{who}resource template {esc(tpl.get('uriTemplate'))} matches {hits}",
+                                   req=req)
+            for uri in rules["probe_uris"]:
+                with contract_fixture.reading() as reads:
+                    response = (server if conn is None else conn).request("resources/read", {"uri": uri})
+                if "result" in response:
+                    leaks = canaries.scan_lines([str(response["result"])], contract_fixture.canaries, "results",
+                                                [c for c in ("body", "code", "frontmatter")
+                                                 if c in contract_fixture.canaries])
+                    findings.check(not leaks and not response["result"].get("contents"),
+                                   f"{who}resources/read {uri} returned content", req=req)
+                if case.get("no_reads"):
+                    findings.check(not reads.locations, f"{who}resources/read {uri} reached the store: "
+                                   f"{esc(reads.locations[:3])}", req=req)
+        finally:
+            if conn is not None:
+                conn.close()
 
 
 def cases_test_no_prompt_exposes_what_the_seed_blocks(profile):
     spec = _surface(profile).get("prompts")
-    return [(spec["req"], spec, spec["req"])] if spec else []
+    return _by_role(spec, spec["req"]) if spec else []
 
 
-def test_no_prompt_exposes_what_the_seed_blocks(case, client):
+def test_no_prompt_exposes_what_the_seed_blocks(case, client, servers, server, contract_fixture):
     patterns = policy(case["policy"])["prompts"]["forbidden_patterns"]
     with Findings() as findings:
-        if "prompts" not in client.capabilities:
-            return  # nothing declared, nothing listed
-        for prompt in client.list_prompts():
-            hits = _matches(patterns, prompt.get("name"), prompt.get("description"))
-            findings.check(not hits, f"prompt {esc(prompt.get('name'))} matches {hits}", req=case["req"])
+        conn = _as_role(case, findings, servers, server, contract_fixture)
+        if isinstance(conn, str):
+            return
+        who = f"role {case['role']}: " if "role" in case else ""
+        try:
+            if "prompts" not in (client.capabilities if conn is None else conn.rc_capabilities):
+                return  # nothing declared, nothing listed
+            for prompt in _listing(conn, client, "prompts/list", "prompts"):
+                hits = _matches(patterns, prompt.get("name"), prompt.get("description"))
+                findings.check(not hits, f"{who}prompt {esc(prompt.get('name'))} matches {hits}", req=case["req"])
+        finally:
+            if conn is not None:
+                conn.close()
 
 
 def cases_test_prompt_injection_text_comes_back_inert(profile):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 import pytest
@@ -36,17 +35,3 @@ def body_free_tools(client, profile) -> list[str]:
     return [t for t in profile.required_tools + profile.adjacent_tools if t in names]
 
 
-def blocked_tools(names, profile, surfaces: dict[str, Any] | None = None) -> list[str]:
-    """Why each blocked tool among `names` is blocked (the section surfaces of a blocked-surfaces
-    policy; by default policies/blocked-surfaces.yaml)."""
-    policy = (surfaces or blocked())["tools"]["section_surfaces"]
-    allowed = set(profile.required_tools + profile.adjacent_tools)
-    out = []
-    for name in sorted(names):
-        if name in policy["names"]:
-            out.append(f"blocked tool listed: {name}")
-            continue
-        hits = [p for p in policy["patterns"] if re.search(p, name, re.IGNORECASE)]
-        if hits and name not in allowed:
-            out.append(f"tool {name} matches blocked pattern {hits[0]}")
-    return out

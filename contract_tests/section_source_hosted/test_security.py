@@ -15,10 +15,10 @@ from contract_tests.harness.http import MCP_HEADERS
 from contract_tests.harness.stdio import initialize_message  # in the version the run negotiated
 from contract_tests.running import own
 from contract_tests.verdicts import Findings
-from contract_tests.section_source.common import attacks, blocked_tools, forbidden
+from contract_tests.section_source.common import attacks, forbidden
 from contract_tests.section_source_hosted.common import (
-    ROLES, TOOL, UNKNOWN_ROLES, blocked, capture, error_message, failed, http_refusal, no_probe_in, one_read,
-    open_session, profiles_mark, refused, seed_normalize, tool_names)
+    TOOL, UNKNOWN_ROLES, blocked, capture, error_message, failed, http_refusal, no_probe_in, one_read,
+    open_session, profiles_mark, seed_normalize, tool_names)
 
 pytestmark = [profiles_mark, pytest.mark.security]
 
@@ -102,54 +102,6 @@ def test_an_unknown_role_never_gets_more_than_viewer(server, client, servers, co
             check(not requests, f"role {role!r}: a call viewer cannot make reached the canister", req="SSH-ACL-002")
     finally:
         conn.close()
-
-
-_RESOURCE_REQ = "SSH-ACL-005"
-
-
-@pytest.mark.req("SSH-ACL-005")
-@pytest.mark.parametrize("role", [*ROLES, UNKNOWN_ROLES[0]])
-def test_no_resource_or_prompt_exposes_section_source(server, client, servers, contract_fixture, role):
-    fx = contract_fixture
-    conn = servers.session(server, fx, fx.token(role))
-    try:
-        init = conn.initialize()
-        if role not in ROLES and refused(init):
-            return  # an unknown role's session was refused: nothing is reachable
-        check("result" in init, f"role {role}: no session", req=_RESOURCE_REQ)
-        caps = init["result"].get("capabilities", {})
-        policy = blocked()
-        patterns = policy["resources"]["forbidden_patterns"]
-        if "resources" in caps:
-            for method, key in (("resources/list", "resources"), ("resources/templates/list", "resourceTemplates")):
-                listed = conn.request(method, {}).get("result", {}).get(key, [])
-                for item in listed:
-                    text = " ".join(str(item.get(k, "")) for k in ("uri", "uriTemplate", "name", "description"))
-                    hits = [p for p in patterns if re.search(p, text, re.IGNORECASE)]
-                    check(not hits, f"role {role}: {method} lists {short(text)} ({hits})", req=_RESOURCE_REQ)
-        for uri in policy["resources"]["probe_uris"]:
-            response, requests = capture(fx, lambda: conn.request("resources/read", {"uri": uri}))
-            check("result" not in response or not response["result"].get("contents"),
-                  f"role {role}: guessed resource {uri} was readable", req=_RESOURCE_REQ)
-            check(not requests, f"role {role}: reading {uri} reached the canister", req=_RESOURCE_REQ)
-        if "prompts" in caps:
-            for prompt in conn.request("prompts/list", {}).get("result", {}).get("prompts", []):
-                text = f"{prompt.get('name', '')} {prompt.get('description', '')}"
-                hits = [p for p in policy["prompts"]["forbidden_patterns"] if re.search(p, text, re.IGNORECASE)]
-                check(not hits, f"role {role}: prompt {prompt.get('name')} matches {hits}", req=_RESOURCE_REQ)
-    finally:
-        conn.close()
-
-
-@pytest.mark.req("SSH-BLK-001")
-@pytest.mark.parametrize("role", [*ROLES, UNKNOWN_ROLES[0]])
-def test_no_role_is_offered_a_blocked_tool(server, client, servers, contract_fixture, profile, role):
-    names, conn = _listing(servers, server, contract_fixture, contract_fixture.token(role), req="SSH-BLK-001",
-                           may_refuse=role not in ROLES)
-    if conn is not None:
-        conn.close()
-    problems = blocked_tools(names, profile, blocked())
-    check(not problems, f"role {role}: " + "; ".join(problems), req="SSH-BLK-001")
 
 
 # --- input and paths (1L) -------------------------------------------------------------

@@ -222,6 +222,33 @@ def hosted_blocked_tool():
             acl.ROLE_TOOLS[phase][role] = acl.ROLE_TOOLS[phase][role] | {"get_section_body"}
 
 
+@mutant("SSH-BLK-001", profile="section-source-hosted")
+def hosted_blocked_tool_for_admin():
+    """Adds a get_section_snippet tool (a blocked SectionSource surface) for admin only: only a
+    session with an admin token can see it."""
+    async def get_section_snippet(call, arguments):
+        path = tools.request_path(arguments)
+        payload = await upstream.read_note(call.session, call.settings, path)
+        return {"path": path, "snippet": payload["content"][:80]}
+
+    tools.TOOLS["get_section_snippet"] = ("Return a section's snippet.", get_section_snippet)
+    for phase in acl.ROLE_TOOLS:
+        acl.ROLE_TOOLS[phase]["admin"] = acl.ROLE_TOOLS[phase]["admin"] | {"get_section_snippet"}
+
+
+@mutant("SSH-ACL-005", profile="section-source-hosted")
+def hosted_prompt_for_editor():
+    """Declares prompts and lists a section-summary prompt to editor sessions only."""
+    original = server.Server
+
+    async def list_prompts(ctx, params):
+        session = auth.session_of(ctx)
+        offered = [types.Prompt(name="summarize_section", description="Summarize one section of a note.")]
+        return types.ListPromptsResult(prompts=offered if session is not None and session.role == "editor" else [])
+
+    server.Server = lambda *args, **kwargs: original(*args, on_list_prompts=list_prompts, **kwargs)
+
+
 @mutant("SSH-SEC-003", profile="section-source-hosted")
 def hosted_secret_in_error():
     """Upstream failures name the gateway secret they were sent with ("for debugging")."""
