@@ -208,32 +208,30 @@ def hosted_expired_accepted():
         token, secret, algorithms=auth.ALGORITHMS, options={"verify_exp": False})
 
 
+def _add_blocked_tool(name: str, field: str, size: int, roles) -> None:
+    """Adds tool `name`, returning `size` characters of the note's content as `field`, for `roles`."""
+    async def blocked_tool(call, arguments):
+        path = tools.request_path(arguments)
+        payload = await upstream.read_note(call.session, call.settings, path)
+        return {"path": path, field: payload["content"][:size]}
+
+    tools.TOOLS[name] = (f"Return a section's {field}.", blocked_tool)
+    for phase in acl.ROLE_TOOLS:
+        for role in roles:
+            acl.ROLE_TOOLS[phase][role] = acl.ROLE_TOOLS[phase][role] | {name}
+
+
 @mutant("SSH-BLK-001", profile="section-source-hosted")
 def hosted_blocked_tool():
     """Adds a get_section_body tool (a blocked SectionSource surface) for every role."""
-    async def get_section_body(call, arguments):
-        path = tools.request_path(arguments)
-        payload = await upstream.read_note(call.session, call.settings, path)
-        return {"path": path, "body": payload["content"][:200]}
-
-    tools.TOOLS["get_section_body"] = ("Return a section's body.", get_section_body)
-    for phase in acl.ROLE_TOOLS:
-        for role in acl.ROLES:
-            acl.ROLE_TOOLS[phase][role] = acl.ROLE_TOOLS[phase][role] | {"get_section_body"}
+    _add_blocked_tool("get_section_body", "body", 200, acl.ROLES)
 
 
 @mutant("SSH-BLK-001", profile="section-source-hosted")
 def hosted_blocked_tool_for_admin():
     """Adds a get_section_snippet tool (a blocked SectionSource surface) for admin only: only a
     session with an admin token can see it."""
-    async def get_section_snippet(call, arguments):
-        path = tools.request_path(arguments)
-        payload = await upstream.read_note(call.session, call.settings, path)
-        return {"path": path, "snippet": payload["content"][:80]}
-
-    tools.TOOLS["get_section_snippet"] = ("Return a section's snippet.", get_section_snippet)
-    for phase in acl.ROLE_TOOLS:
-        acl.ROLE_TOOLS[phase]["admin"] = acl.ROLE_TOOLS[phase]["admin"] | {"get_section_snippet"}
+    _add_blocked_tool("get_section_snippet", "snippet", 80, ["admin"])
 
 
 @mutant("SSH-ACL-005", profile="section-source-hosted")
