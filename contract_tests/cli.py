@@ -61,17 +61,23 @@ def main(argv: list[str] | None = None) -> int:
     return int(pytest.main(suite_args(args)))
 
 
-def matrix() -> list[tuple[str, str, str | None]]:
-    """(profile, transport, phase) of every run the specs define for the bundled references."""
+def matrix() -> list[tuple[str, str, str | None, str | None]]:
+    """(profile, transport, phase, mapping) of every run the specs define for the bundled
+    references; a mapped profile runs each of its worked examples, over its mapping's transport."""
     from . import contracts
+    from .mapping import load
     runs = []
     for profile_id in contracts.available_profiles():
         profile = contracts.load_profile(profile_id)
+        for mapping in profile.data["reference"].get("mappings", []):
+            runs.append((profile_id, load(mapping).get("server", {}).get("transport", "stdio"), None, mapping))
+        if profile.data.get("mapped"):
+            continue
         for transport in profile.transports:
             if transport not in profile.data["reference"]:
                 continue
             for phase in profile.phases or [None]:
-                runs.append((profile_id, transport, phase))
+                runs.append((profile_id, transport, phase, None))
     return runs
 
 
@@ -85,9 +91,11 @@ def run_matrix(args: list[str]) -> int:
         i = args.index("--report")
         report, args = args[i + 1], args[:i] + args[i + 2:]
     results = []
-    for profile_id, transport, phase in matrix():
-        name = "-".join(x for x in (profile_id, transport, phase) if x)
-        run = ["--profile", profile_id, "--transport", transport] + (["--phase", phase] if phase else [])
+    for profile_id, transport, phase, mapping in matrix():
+        example = Path(mapping).stem if mapping else None
+        name = "-".join(x for x in (profile_id, example, transport, phase) if x)
+        run = ["--profile", profile_id, "--transport", transport] + (["--phase", phase] if phase else []) + (
+            ["--mapping", mapping] if mapping else [])
         if report:
             run += ["--report", str(Path(report) / name)]
         print(f"retrieval-contract all: {name}", flush=True)

@@ -70,7 +70,7 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="retrieval-contract list", description=__doc__.split("\n\n")[0])
     parser.add_argument("--profile", choices=contracts.available_profiles())
     parser.add_argument("--tier", choices=contracts.TIERS)
-    parser.add_argument("--basis", choices=("seed", "mcp", "profile"))
+    parser.add_argument("--basis", choices=("seed", "mcp", "profile", "declared"))
     parser.add_argument("--format", choices=("text", "json"), default="text")
     args = parser.parse_args(argv)
     if not args.profile:
@@ -80,7 +80,7 @@ def main(argv: list[str]) -> int:
             for req in profile.requirements.values():
                 counts[req.basis] += 1
             print(f"{profile_id}: {profile.data['title']} ({len(profile.requirements)} requirements: "
-                  + ", ".join(f"{counts[b]} {b}" for b in ("seed", "mcp", "profile")) + ")")
+                  + ", ".join(f"{counts[b]} {b}" for b in ("seed", "mcp", "profile", "declared") if counts[b]) + ")")
         return 0
     listed = rows(args.profile, args.tier, args.basis)
     if args.format == "json":

@@ -35,13 +35,17 @@ REQS = [(p, r) for p in contracts.available_profiles() for r in contracts.load_p
 
 @pytest.mark.parametrize("profile_id,req", REQS, ids=[f"{p}-{r.id}" for p, r in REQS])
 def test_the_requirement_states_its_basis(profile_id, req):
-    assert req.basis in ("seed", "mcp", "profile")
+    assert req.basis in ("seed", "mcp", "profile", "declared")
     if req.basis == "seed":
         assert req.quote and req.document, f"{req.id}: a seed requirement quotes its seed"
     if req.basis == "profile":
         assert req.reading, f"{req.id}: an advisory says why the profile reads the seed so"
     if req.basis == "mcp":
         assert req.source, f"{req.id}: an MCP requirement links the spec"
+    if req.basis == "declared":
+        assert req.source, f"{req.id}: a declared requirement says what declares it"
+        assert contracts.load_profile(profile_id).data.get("mapped"), \
+            f"{req.id}: only a mapped profile's requirements rest on the implementation's declaration"
 
 
 def test_every_seed_quote_appears_in_its_seed():

@@ -8,7 +8,7 @@ from collections import Counter
 import pytest
 from jsonschema import Draft202012Validator
 
-from contract_tests import contracts
+from contract_tests import contracts, mapping
 
 ROOT = contracts.contracts_root()
 
@@ -33,13 +33,16 @@ def test_every_schema_is_a_valid_2020_12_schema(path):
 @pytest.mark.parametrize("profile_id", contracts.available_profiles())
 def test_each_profile_names_files_that_exist(profile_id):
     data = contracts.load_profile(profile_id).data
-    schemas = data["schemas"]
-    named = [data["errors"]["schema"], *schemas.get("outputs", {}).values()]
+    schemas = data.get("schemas", {})
+    named = [data["errors"]["schema"]] if "errors" in data else []
+    named += [*schemas.get("outputs", {}).values()]
     named += [schemas[k] for k in ("input", "match") if k in schemas]
     for name in named:
         assert (ROOT / "schemas" / name).is_file(), name
-    for name in data["policies"]:
+    for name in data.get("policies", []):
         assert (ROOT / "policies" / name).is_file(), name
+    for name in data["reference"].get("mappings", []):  # a mapped profile's worked examples, valid
+        assert mapping.load(str(ROOT / name)), name
     if "vectors" in data:
         assert (ROOT / "specs" / data["vectors"]).is_file(), data["vectors"]
     declaration = contracts.load_profile(profile_id).reference_declaration()

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ..contracts import Profile
-from . import canister, notebooks, roots, vault, vault_agent  # noqa: F401 - each module registers its kind
+from . import canister, files, notebooks, roots, vault, vault_agent  # noqa: F401 - each module registers its kind
 from .adapter import KINDS, ContractFixture
 
 

@@ -60,6 +60,10 @@ def _table() -> tuple[Option, ...]:
                shapes_run=True),
         Option("--declare", "YAML declaration of the choices the seed leaves to the implementation "
                "(schemas/declaration.schema.json); without it the suite checks consistency only", shapes_run=True),
+        Option("--mapping", "generic-files: YAML mapping of a file-serving server's tools (schemas/mapping.schema.json): "
+               "its command with {root}, which tools read, list, search or stat, their path arguments, how a denial "
+               "shows; `auto` proposes one from tools/list (printed, and written to the report folder)",
+               {"metavar": "FILE|auto"}, shapes_run=True),
         Option("--load-cmd", "open-notebook: the same as --rc-command load=CMD (a command run once per fixture the "
                "suite builds, before any server starts on it)"),
         Option("--report", "directory for results.json, results.md and junit.xml"),

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .. import contracts, declarations
+from .. import contracts, declarations, mapping
 from ..expectations import Expectations, ExpectationsError
 from ..harness import limits
 from ..harness.adapter import KINDS
@@ -51,16 +51,24 @@ class SuiteState:
     notes: list[str] = field(default_factory=list)  # deprecated spellings the run was given
     # tests deselected under --server-url because they start servers of their own (OWN_SERVER)
     own_server_deselected: list[str] = field(default_factory=list)
+    mapping: dict[str, Any] | None = None          # a mapped profile's mapping (--mapping FILE)
+    mapping_source: str | None = None              # where it came from: a file, or "auto"
+
+    @property
+    def mapped_command(self) -> str | None:
+        return (self.mapping or {}).get("server", {}).get("cmd")
 
     @property
     def command(self) -> str:
-        return self.server_cmd or self.profile.reference_command(self.transport)
+        return self.server_cmd or self.mapped_command or self.profile.reference_command(self.transport)
 
     @property
     def target(self) -> str:
         if self.server_url:
             return f"running server at {self.server_url}"
-        return self.server_cmd or f"bundled reference ({self.profile.reference_command(self.transport)})"
+        if self.server_cmd or self.mapped_command:
+            return self.server_cmd or f"{self.mapped_command} (from the mapping {self.mapping_source})"
+        return f"bundled reference ({self.profile.reference_command(self.transport)})"
 
     @property
     def advisory_ids(self) -> set[str]:
@@ -159,12 +167,21 @@ def configure_state(config: pytest.Config) -> SuiteState:
     unknown = only - set(profile.requirements)
     if unknown:
         raise pytest.UsageError(f"--req: not requirements of {profile_id}: {', '.join(sorted(unknown))}")
-    transport = get(config, "--transport") or ("http" if server_url else profile.transports[0])
+    server_cmd = get(config, "--server-cmd")
+    profile, mapped, mapping_source = _mapping(config, profile, server_cmd, server_url)
+    served = (mapped or {}).get("server", {})
+    transport = get(config, "--transport") or ("http" if server_url else served.get("transport")
+                                               or profile.transports[0])
     if transport not in profile.transports:
         raise pytest.UsageError(f"profile {profile_id} is served over {', '.join(profile.transports)}, not {transport}")
-    server_cmd = get(config, "--server-cmd")
     if transport == "http" and server_cmd and "{port}" not in server_cmd:
         raise pytest.UsageError("--transport http: --server-cmd must take the port the suite picks as {port}")
+    if transport == "http" and not server_cmd and served.get("cmd") and "{port}" not in served["cmd"]:
+        raise pytest.UsageError(f"mapping {mapping_source}: server.transport http: server.cmd must take the port "
+                                "the suite picks as {port}")
+    server_path = get(config, "--server-path")
+    if server_path == "/mcp" and served.get("path"):
+        server_path = served["path"]
     shard = get(config, "--shard")
     if shard:
         index, _, count = shard.partition("/")
@@ -172,19 +189,47 @@ def configure_state(config: pytest.Config) -> SuiteState:
             raise pytest.UsageError(f"--shard: expected i/n with 1 <= i <= n, got {shard!r}")
     given = _given_commands(config, profile)
     state = SuiteState(
-        profile=profile, transport=transport, server_cmd=server_cmd, server_path=get(config, "--server-path"),
+        profile=profile, transport=transport, server_cmd=server_cmd, server_path=server_path,
         phase=phase, expectations=expectations, only_reqs=only, server_url=server_url,
         canister_port=get(config, "--canister-port"), strict=get(config, "--strict"), shard=shard,
         commands=_commands(profile, given, server_cmd), given_commands=given,
         protocol_version_given=_protocol_version_option(config, profile),
         shaping_options={option.name: str(get(config, option.name)) for option in OPTIONS
                          if option.shapes_run and get(config, option.name)},
-        notes=notes)
+        notes=notes, mapping=mapped, mapping_source=mapping_source)
     config.stash[STATE] = state
     SELECTION.only_cases = {x.strip() for x in (get(config, "--case") or "").split(",") if x.strip()}
     SELECTION.expected_reqs = set(expectations.requirement_entries())
     SELECTION.expected_cases = set(expectations.case_entries())
     return state
+
+
+def _mapping(config: pytest.Config, profile: contracts.Profile, server_cmd: str | None, server_url: str | None
+             ) -> tuple[contracts.Profile, dict[str, Any] | None, str | None]:
+    """A mapped profile's mapping (--mapping FILE; the first worked example when the bundled
+    reference runs), and the profile as it completes it. `--mapping auto` is proposed from the
+    server's tools/list once it runs (generic_files/conftest.py)."""
+    given = get(config, "--mapping")
+    if not profile.data.get("mapped"):
+        if given:
+            raise pytest.UsageError(f"--mapping: profile {profile.id} is not driven by a mapping (generic-files is)")
+        return profile, None, None
+    if given == mapping.AUTO:
+        if not server_cmd and not server_url:
+            raise pytest.UsageError("--mapping auto: give the server as --server-cmd (with {root} where the "
+                                    "directory it serves goes) or --server-url")
+        return profile, None, mapping.AUTO
+    source = given or (None if server_cmd or server_url else profile.data["reference"]["mappings"][0])
+    if not source:
+        raise pytest.UsageError(f"profile {profile.id} needs --mapping FILE (schemas/mapping.schema.json) or "
+                                "--mapping auto: which tools read, list, search or stat, and their path arguments")
+    try:
+        loaded = mapping.load(source)
+    except mapping.MappingError as exc:
+        raise pytest.UsageError(str(exc))
+    if not server_cmd and not server_url and "server" not in loaded:
+        raise pytest.UsageError(f"mapping {source}: no `server.cmd`; give the server as --server-cmd or --server-url")
+    return mapping.applied(profile, loaded), loaded, source
 
 
 def _protocol_version_option(config: pytest.Config, profile: contracts.Profile) -> str | None:

@@ -1,0 +1,27 @@
+"""One sweep per worker, on a server of the suite's own started on the fixture's root: the
+fixture is snapshotted before the server starts and after it stops (GF-WRITE-001)."""
+
+from __future__ import annotations
+
+import pytest
+
+from contract_tests.generic_files.sweep import Sweep, run_sweep
+
+
+@pytest.fixture(scope="session")
+def mapping(suite):
+    return suite.mapping
+
+
+@pytest.fixture(scope="session")
+def swept(own_servers, contract_fixture, mapping) -> Sweep:
+    before = contract_fixture.snapshot()
+    srv = own_servers.start(contract_fixture)
+    try:
+        srv.initialize()
+        sweep = run_sweep(srv, contract_fixture, mapping)
+    finally:
+        srv.close(timeout=5)
+    sweep.stderr = list(srv.transcript.stderr)
+    sweep.changes = contract_fixture.changes(before)
+    return sweep

@@ -1,0 +1,119 @@
+"""Mappings (--mapping FILE): how a mapped profile (generic-files) reaches a file-serving server
+it has never seen. See schemas/mapping.schema.json and docs/generic-files.md."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .contracts import Profile, contracts_root, validator
+from .declarations import anchored
+
+AUTO = "auto"
+
+
+class MappingError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class PathArgument:
+    """One argument of one tool that carries a path (or a list of paths)."""
+    tool: str
+    role: str
+    argument: str          # a name, or a JSON pointer into the arguments (/target/path)
+    many: bool             # a list of paths: each probe is sent as a one-item list
+    fixed: dict[str, Any]
+
+    @property
+    def label(self) -> str:
+        return f"{self.tool}.{self.argument.strip('/')}"
+
+    def arguments(self, path: str) -> dict[str, Any]:
+        """The call's arguments with `path` in this argument (the fixed ones beside it)."""
+        args = copy.deepcopy(self.fixed)
+        return put(args, self.argument, [path] if self.many else path)
+
+
+def put(arguments: dict[str, Any], where: str, value: Any) -> dict[str, Any]:
+    """Set an argument by name or by JSON pointer, creating objects on the way."""
+    if not where.startswith("/"):
+        arguments[where] = value
+        return arguments
+    parts = [p.replace("~1", "/").replace("~0", "~") for p in where.split("/")[1:]]
+    node = arguments
+    for part in parts[:-1]:
+        node = node.setdefault(part, {})
+        if not isinstance(node, dict):
+            raise MappingError(f"argument pointer {where}: {part} is a fixed value, not an object")
+    node[parts[-1]] = value
+    return arguments
+
+
+def load(path: str) -> dict[str, Any]:
+    """The mapping in `path`, validated; a relative path in its command is made absolute against
+    the mapping's folder (or, for the bundled worked examples, the project root)."""
+    source = Path(path)
+    if not source.is_file() and not source.is_absolute() and (contracts_root() / path).is_file():
+        source = contracts_root() / path
+    try:
+        data = yaml.safe_load(source.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise MappingError(f"cannot read mapping {path}: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:
+        raise MappingError(f"{path}: not valid YAML: {exc}") from exc
+    return validate(data, str(path), source.resolve().parent)
+
+
+def validate(data: Any, name: str, base: Path | None = None) -> dict[str, Any]:
+    if not isinstance(data, dict):
+        raise MappingError(f"{name}: expected a mapping (a YAML object with `paths` and `tools`)")
+    problems = [f"{'/'.join(map(str, e.absolute_path)) or '<top>'}: {e.message}"
+                for e in validator("mapping.schema.json").iter_errors(data)]
+    if problems:
+        raise MappingError(f"{name}: not a valid mapping (schemas/mapping.schema.json):\n  " + "\n  ".join(problems[:10]))
+    names = [t["name"] for t in data["tools"]]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise MappingError(f"{name}: tools: {', '.join(twice)} mapped more than once (one entry per tool)")
+    for tool in data["tools"]:
+        for key in ("path", "paths"):
+            if key in tool and tool[key].startswith("/"):
+                try:
+                    put(copy.deepcopy(tool.get("arguments", {})), tool[key], "x")
+                except MappingError as exc:
+                    raise MappingError(f"{name}: tools: {tool['name']}: {exc}") from None
+    if base is not None and "server" in data:
+        data["server"]["cmd"] = anchored(data["server"]["cmd"], base)
+    return data
+
+
+def path_arguments(mapping: dict[str, Any]) -> list[PathArgument]:
+    out = []
+    for tool in mapping["tools"]:
+        for key in ("path", "paths"):
+            if key in tool:
+                out.append(PathArgument(tool["name"], tool["role"], tool[key], key == "paths",
+                                        dict(tool.get("arguments", {}))))
+    return out
+
+
+def denial_forms(mapping: dict[str, Any], tool: str) -> list[Any]:
+    for entry in mapping["tools"]:
+        if entry["name"] == tool and "denial" in entry:
+            return list(entry["denial"])
+    return list(mapping.get("denial", []))
+
+
+def applied(profile: Profile, mapping: dict[str, Any]) -> Profile:
+    """The profile as this mapping completes it: its tools, and the server's environment."""
+    data = copy.deepcopy(profile.data)
+    data["tools"]["required"] = [t["name"] for t in mapping["tools"]]
+    data["environment"] = {**data.get("environment", {}), **mapping.get("server", {}).get("env", {})}
+    data["mapping"] = mapping
+    return dataclasses.replace(profile, data=data)
