@@ -1,0 +1,3 @@
+"""The generic-files profile: probes any file-serving MCP server described by a YAML mapping."""
+
+PROFILES = ("generic-files",)
