@@ -24,6 +24,7 @@ def help_text(profile_id: str | None = None) -> str:
            "       retrieval-contract declare --profile ID --server-cmd CMD [--out FILE]",
            "       retrieval-contract all [--report DIR] [options]   every profile, transport and phase of specs/",
            "       retrieval-contract list [--profile ID] [--tier T] [--basis seed|mcp|profile|declared]",
+           "       retrieval-contract map --server-cmd CMD [--out FILE]   propose a generic-files mapping",
            "       retrieval-contract merge-reports OUT SHARD_RESULTS...   join the reports of --shard i/n runs",
            "       retrieval-contract --version", "",
            "Runs the conformance suite against a server, isolated from the caller's pytest configuration.", "",

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from . import contracts, items as items_mod
+from . import contracts, items as items_mod, mapping
 from .harness import limits
 from .harness.stdio import protocol_version, use_protocol_version
 from .items import case_of, is_suite_item, is_worker, item_requirements
@@ -73,11 +73,37 @@ def pytest_sessionstart(session: pytest.Session) -> None:
     if state.preflight.ok and state.preflight.protocol_version:
         use_protocol_version(state.preflight.protocol_version)
         state.protocol_version = state.preflight.protocol_version
+    if state.preflight.ok and state.mapping_source == mapping.AUTO:
+        _propose_mapping(config, state)
     if not state.preflight.ok:
         collector = config.pluginmanager.get_plugin("retrieval-contract-report")
         if collector is not None:
             collector.write_unusable(state.preflight)
         pytest.exit(state.preflight.message(), returncode=EXIT_SERVER_UNUSABLE)
+
+
+def _propose_mapping(config: pytest.Config, state) -> None:
+    """--mapping auto: a mapping proposed from the preflight's tools/list, printed for the user to
+    review and keep (and written to the report folder); the run goes on with it."""
+    from .mapping_auto import propose, render
+    proposal = propose(state.preflight.tools)
+    server = {"cmd": state.server_cmd} if state.server_cmd else None
+    text = render(proposal, server)
+    report_dir = get(config, "--report")
+    where = ""
+    if report_dir:
+        (Path(report_dir) / "mapping.proposed.yaml").write_text(text, encoding="utf-8")
+        where = f" (also in {Path(report_dir) / 'mapping.proposed.yaml'})"
+    writer = config.get_terminal_writer()
+    writer.line(f"retrieval-contract: --mapping auto proposes{where}:")
+    for line in text.splitlines():
+        writer.line(f"    {line}")
+    try:
+        state.mapping = mapping.validate({**proposal.mapping, **({"server": server} if server else {})}, "auto")
+    except mapping.MappingError as exc:
+        pytest.exit(f"retrieval-contract: --mapping auto could not propose a usable mapping: {exc}\n"
+                    "Write one (schemas/mapping.schema.json) and run with --mapping FILE.", returncode=4)
+    state.profile = mapping.applied(state.profile, state.mapping)
 
 
 def _share_the_stop(config: pytest.Config) -> None:
@@ -94,6 +120,9 @@ def pytest_configure_node(node: Any) -> None:
     """xdist: every worker speaks the version the preflight negotiated, and shares the file in
     which the run's workers say why it stopped."""
     node.workerinput["rc_protocol_version"] = protocol_version()
+    state = node.config.stash.get(STATE, None)
+    if state is not None and state.mapping_source == mapping.AUTO and state.mapping:
+        node.workerinput["rc_mapping"] = state.mapping  # the proposal the controller printed
     node.workerinput["rc_stop_file"] = os.environ.get(limits.STOP_FILE, "")
 
 
@@ -118,6 +147,10 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
             lines.append(f"retrieval-contract: WARNING: {warning}")
     if state.commands:
         lines.append(f"retrieval-contract: commands {', '.join(sorted(state.commands))}")
+    if state.mapping_source:
+        tools = ", ".join(f"{t['name']} ({t['role']})" for t in (state.mapping or {}).get("tools", []))
+        lines.append(f"retrieval-contract: mapping {state.mapping_source}: paths {(state.mapping or {}).get('paths')}, "
+                     f"tools {tools or 'to be proposed'}")
     if config.stash.get(DECLARED, None):
         lines.append(f"retrieval-contract: declaration {config.stash.get(DECLARED, None)} "
                      f"({', '.join(k for k in contracts.DECLARATION if k != 'profile')})")

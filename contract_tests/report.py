@@ -350,6 +350,9 @@ class ReportCollector:
             "notes": self.notes(),
             "target": self.state.target,
             "commands": dict(self.state.commands),  # the profile's further commands (--rc-command), if it has any
+            # a mapped profile's mapping, as the run used it (a file's, or the one --mapping auto proposed)
+            "mapping": {"source": self.state.mapping_source, "mapping": self.state.mapping} if self.state.mapping_source
+            else None,
             "strict": self.state.strict,
             "shard": self.state.shard,
             "docs_url": get(self.config, "--docs-url"),

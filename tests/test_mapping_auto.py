@@ -1,4 +1,4 @@
-"""`--mapping auto` (contract_tests/generic_files/auto.py) on synthetic tools/list fixtures.
+"""`--mapping auto` (contract_tests/mapping_auto.py) on synthetic tools/list fixtures.
 
 The fixtures are written from the research tables (notes on each server's tools, argument names
 and descriptions), not copied from the servers; descriptions are paraphrased and shortened."""
@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 import yaml
 
-from contract_tests.generic_files.auto import propose, render
+from contract_tests.mapping_auto import propose, render
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "schemas" / "mapping.schema.json").read_text())
 SERVER = {"cmd": "example-server {root}"}

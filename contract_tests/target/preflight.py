@@ -47,6 +47,7 @@ class Preflight:
     refused: list[str] = field(default_factory=list)  # "VERSION: how initialize answered it"
     warnings: list[str] = field(default_factory=list)
     refused_version: bool = False  # this attempt's initialize was answered, but not with a version offered
+    tools: list[dict[str, Any]] = field(default_factory=list)  # tools/list, when --mapping auto needs it
 
     def describe(self) -> str:
         """One line for the report header."""
@@ -145,7 +146,8 @@ def _attempt(state: "SuiteState", fixture: Any, home: Path, version: str, comman
             return Preflight(ok=True, command=command, seconds=time.monotonic() - started,
                              server_info=result.get("serverInfo") or {}, protocol_version=answered,
                              capabilities=sorted(result.get("capabilities") or {}),
-                             warnings=warnings(state, fixture, server))
+                             warnings=warnings(state, fixture, server),
+                             tools=tools_of(server) if state.mapping_source == "auto" else [])
         problem = response.get("rc_problem") if isinstance(response, dict) else None
         refused_version = False
         if isinstance(result, dict):
@@ -168,6 +170,26 @@ def _attempt(state: "SuiteState", fixture: Any, home: Path, version: str, comman
     finally:
         if server is not None and server.alive():
             server.close(timeout=3)
+
+
+def tools_of(server: Any) -> list[dict[str, Any]]:
+    """The server's tools/list (every page), for --mapping auto to propose a mapping from."""
+    tools: list[dict[str, Any]] = []
+    cursor = None
+    for _page in range(50):
+        try:
+            response = server.request("tools/list", {"cursor": cursor} if cursor else {},
+                                      timeout=INITIALIZE_TIMEOUT_S)
+        except SERVER_FAULTS:
+            break
+        result = response.get("result") if isinstance(response, dict) else None
+        if not isinstance(result, dict):
+            break
+        tools += [t for t in result.get("tools") or [] if isinstance(t, dict)]
+        cursor = result.get("nextCursor")
+        if not cursor:
+            break
+    return tools
 
 
 def warnings(state: "SuiteState", fixture: Any, server: Any = None) -> list[str]:

@@ -215,6 +215,9 @@ def _mapping(config: pytest.Config, profile: contracts.Profile, server_cmd: str 
             raise pytest.UsageError(f"--mapping: profile {profile.id} is not driven by a mapping (generic-files is)")
         return profile, None, None
     if given == mapping.AUTO:
+        proposed = getattr(config, "workerinput", {}).get("rc_mapping")
+        if proposed:  # an xdist worker: the proposal the controller made and printed
+            return mapping.applied(profile, proposed), proposed, mapping.AUTO
         if not server_cmd and not server_url:
             raise pytest.UsageError("--mapping auto: give the server as --server-cmd (with {root} where the "
                                     "directory it serves goes) or --server-url")
