@@ -53,11 +53,11 @@ def _register(fn, **kwargs) -> Callable[[], None]:
 
 
 def mutant(*trips: str, profile: str, transport: str | None = None, phases: tuple[str, ...] = (),
-           control: str | None = None):
+           control: str | None = None, options: tuple[str, ...] = ()):
     """A deliberate defect the suite must report under each of `trips`, while the test of
     `control` (default: Mutant.control_id) still passes."""
     return lambda fn: _register(fn, profile=profile, trips=tuple(trips), transport=transport, phases=phases,
-                                control=control)
+                                control=control, options=options)
 
 
 def variant(*, profile: str, transport: str | None = None, phases: tuple[str, ...] = (),
