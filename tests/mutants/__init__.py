@@ -31,8 +31,12 @@ def _profile(m):
 
 
 def command(m) -> str:
-    """The suite's --server-cmd for a mutant or variant: the reference's, through its launcher."""
+    """The suite's --server-cmd for a mutant or variant: the reference's (a mapped profile's: the
+    server command of the mapping in its options), through its launcher."""
     profile = _profile(m)
+    if "--mapping" in m.options:
+        from contract_tests.mapping import load
+        return _through(m, load(m.options[m.options.index("--mapping") + 1])["server"]["cmd"])
     return _through(m, profile.reference_command(m.transport or profile.transports[0]))
 
 

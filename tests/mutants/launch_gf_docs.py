@@ -20,7 +20,7 @@ from reference.generic_files import common, docs
 MAPPING = ("--mapping", "examples/generic-files/docs.yaml")
 
 
-@mutant("GF-WRONG-001", profile="generic-files", control="GF-MAP-001", options=MAPPING)
+@mutant("GF-WRONG-001", profile="generic-files", options=MAPPING)
 def gf_docs_wrong_file():
     """read_doc of a path that does not exist answers the first document's content instead of an error."""
     original = docs.resolve_relative
@@ -31,7 +31,7 @@ def gf_docs_wrong_file():
     docs.resolve_relative = fallback
 
 
-@mutant("GF-ESC-001", profile="generic-files", control="GF-MAP-001", options=MAPPING)
+@mutant("GF-ESC-001", profile="generic-files", options=MAPPING)
 def gf_docs_index_follows_links():
     """Builds the search index following every symlink, so search_docs returns snippets of files
     outside the root (read_doc still refuses them)."""

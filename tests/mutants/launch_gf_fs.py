@@ -21,7 +21,7 @@ from reference.generic_files.common import Denied, check_path
 MAPPING = ("--mapping", "examples/generic-files/fs.yaml")
 
 
-@mutant("GF-ESC-001", profile="generic-files", control="GF-MAP-001", options=MAPPING)
+@mutant("GF-ESC-001", profile="generic-files", options=MAPPING)
 def gf_fs_symlink_escape():
     """Checks containment on the path as written (normalised, no symlink resolved), then opens it,
     so a symlink inside the root leads out of it (the CVE-2025-53109 shape)."""
@@ -34,7 +34,7 @@ def gf_fs_symlink_escape():
     fs.resolve = lexical
 
 
-@mutant("GF-ESC-001", profile="generic-files", control="GF-MAP-001", options=MAPPING)
+@mutant("GF-ESC-001", profile="generic-files", options=MAPPING)
 def gf_fs_prefix_sibling():
     """Compares with a bare startswith(root), no separator, so `<root>_evil/` passes for `<root>`
     (the CVE-2025-53110 shape)."""

@@ -22,7 +22,7 @@ from reference.generic_files import common, vault
 MAPPING = ("--mapping", "examples/generic-files/vault.yaml")
 
 
-@mutant("GF-LEAK-001", profile="generic-files", control="GF-MAP-001", options=MAPPING)
+@mutant("GF-LEAK-001", profile="generic-files", options=MAPPING)
 def gf_vault_leak():
     """Names a note by its absolute path in messages ("notes/x.md: no such file" becomes
     "/…/vault/notes/x.md: …"), so a denial discloses where the vault is."""
@@ -31,7 +31,7 @@ def gf_vault_leak():
     common.shown = vault.shown = absolute
 
 
-@mutant("GF-WRITE-001", profile="generic-files", control="GF-MAP-001", options=MAPPING)
+@mutant("GF-WRITE-001", profile="generic-files", options=MAPPING)
 def gf_vault_write():
     """Remembers every path it opens in `.vault-recent` inside the vault: a read writes into the root."""
     original = vault.resolve_relative
@@ -44,7 +44,7 @@ def gf_vault_write():
     vault.resolve_relative = remembering
 
 
-@mutant("GF-DENY-001", profile="generic-files", control="GF-MAP-001", options=MAPPING)
+@mutant("GF-DENY-001", profile="generic-files", options=MAPPING)
 def gf_vault_silent_denial():
     """Answers a refused or missing path with a plain-text "not found" result: no error object,
     no isError, so a client cannot tell it from a note."""
