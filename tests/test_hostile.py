@@ -54,13 +54,16 @@ def target_args(profile: str, transport: str, mode: str) -> list[str]:
             "--server-cmd", _hostile(mode, profile, *(http if transport == "http" else ()))]
     if spec.phases:
         args += ["--phase", spec.phases[0]]
+    if spec.data.get("mapped"):  # the first worked example's mapping, with the hostile server instead
+        args += ["--mapping", spec.data["reference"]["mappings"][0]]
     for role, about in spec.command_roles.items():
         args += ["--rc-command", f"{role}={_hostile(mode, profile, *(http if about.get('serves') else ('--role', 'command')))}"]
     return args
 
 
 def _seed_order(profile: str) -> str:
-    return contracts.load_profile(profile).data["seed"]
+    """Seed order; a mapped profile (no seed) last."""
+    return contracts.load_profile(profile).data.get("seed", "~")
 
 
 # Every profile's transports, in seed order (section-source-hosted in one phase: the phases
