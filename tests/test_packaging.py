@@ -26,7 +26,8 @@ def test_the_wheel_carries_the_contract_data_and_the_entry_points(wheel):
     names = zipfile.ZipFile(wheel).namelist()
     for needed in ("contract_tests/_contracts/specs/mcp-base.yaml", "contract_tests/_contracts/schemas/spec.schema.json",
                    "contract_tests/_contracts/policies/path-attacks.yaml", "contract_tests/suite.ini",
-                   "contract_tests/py.typed", "reference/retrieval_tools/declaration.yaml"):
+                   "contract_tests/py.typed", "reference/retrieval_tools/declaration.yaml",
+                   "contract_tests/_contracts/examples/generic-files/fs.yaml", "reference/generic_files/fs.py"):
         assert needed in names, needed
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
@@ -44,6 +45,10 @@ def test_the_installed_wheel_runs_a_profile_from_outside_a_checkout(wheel, tmp_p
                          capture_output=True, text=True, timeout=900, cwd=tmp_path)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
     assert (tmp_path / "report" / "results.json").is_file()
+    mapped = subprocess.run([str(env_dir / "bin" / "retrieval-contract"), "--profile", "generic-files", "-q",
+                             "--report", str(tmp_path / "mapped")], capture_output=True, text=True, timeout=900,
+                            cwd=tmp_path)  # the first worked example's mapping, from the wheel's data
+    assert mapped.returncode == 0, mapped.stdout[-3000:] + mapped.stderr[-2000:]
     version = subprocess.run([str(env_dir / "bin" / "retrieval-contract"), "--version"], capture_output=True,
                              text=True, timeout=60, cwd=tmp_path)
     assert "contract data" in version.stdout

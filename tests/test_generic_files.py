@@ -1,0 +1,97 @@
+"""The generic-files profile's own plumbing: what its fixture's paths name, the mapping's usage
+errors, and `retrieval-contract map` (--mapping auto) on the worked examples' real servers.
+The verdicts on correct and broken servers are test_mutants' and test_variants' (launch_gf_*)
+and the matrix's (every worked example runs in `retrieval-contract all`)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from contract_tests import contracts, mapping
+from contract_tests.harness.files import build_files
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "examples" / "generic-files"
+
+
+def _cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "contract_tests.cli", *args], capture_output=True, text=True,
+                          timeout=600, cwd=cwd)
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    return build_files(tmp_path_factory.mktemp("files"), 1000)
+
+
+def test_the_fixture_root_holds_the_files_the_spec_asks_for(files):
+    assert len(files.items()) == contracts.load_profile("generic-files").limits["files"]
+    assert all(files.file_token(item) for item in files.items())
+    for name in ("vault_evil", "vault-evil", "vaultevil", "outside"):
+        assert (files.root / name / "secret.md").is_file()
+
+
+@pytest.mark.parametrize("path,kind,names", [
+    ("inbox/example.md", "inside", {"inbox/example.md"}),
+    ("links/inside.md", "inside", {"inbox/example.md"}),            # a symlink that stays inside
+    ("links/escape-file.md", "outside", set()),
+    ("links/prefix-dir/secret.md", "outside", set()),
+    ("../vault_evil/secret.md", "outside", set()),
+    ("inbox/example.md\x00.txt", "missing", set()),                   # cut at the NUL: another file
+    ("inbox/%65xample.md", "inside", {"inbox/example.md"}),           # a server may decode it
+    (" inbox/example.md ", "inside", {"inbox/example.md"}),           # or trim it
+    ("/inbox/example.md", "inside", {"inbox/example.md"}),            # or read "/" as the root
+    ("no-such-dir-rc/missing-rc.md", "missing", set()),
+])
+def test_what_a_path_may_name(files, path, kind, names):
+    assert files.readings(path) == (kind, names)
+
+
+def test_an_absolute_path_of_the_prefix_sibling_is_outside(files):
+    assert files.readings(f"{files.served}_evil/secret.md") == ("outside", set())
+    assert files.readings(f"{files.served}/inbox/example.md") == ("inside", {"inbox/example.md"})
+
+
+@pytest.mark.parametrize("args,words", [
+    (["--profile", "generic-files", "--mapping", "{bad}"], ["not a valid mapping", "tools/0"]),
+    (["--profile", "retrieval-tools", "--mapping", "{good}"], ["--mapping", "not driven by a mapping"]),
+    (["--profile", "generic-files", "--server-cmd", "{python} x.py {root}"], ["needs --mapping FILE"]),
+    (["--profile", "generic-files", "--mapping", "auto"], ["--mapping auto", "--server-cmd"]),
+    (["--profile", "generic-files", "--mapping", "{nocmd}"], ["no `server.cmd`"]),
+    (["--profile", "generic-files", "--mapping", "{missing}"], ["cannot read mapping"]),
+])
+def test_a_bad_mapping_or_option_is_a_usage_error_that_names_it(tmp_path, args, words):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("paths: relative\ntools:\n  - {name: read, role: read, pathz: path}\n", encoding="utf-8")
+    nocmd = tmp_path / "nocmd.yaml"
+    nocmd.write_text("paths: relative\ntools:\n  - {name: read, role: read, path: path}\n", encoding="utf-8")
+    values = {"{bad}": str(bad), "{good}": str(EXAMPLES / "fs.yaml"), "{nocmd}": str(nocmd),
+              "{missing}": str(tmp_path / "none.yaml")}
+    run = _cli(*[values.get(a, a) for a in args], cwd=tmp_path)
+    assert run.returncode == 4, run.stdout[-2000:] + run.stderr[-2000:]
+    for word in words:
+        assert word in run.stdout + run.stderr, run.stdout[-2000:] + run.stderr[-2000:]
+
+
+def _shape(data: dict) -> tuple:
+    """What a proposal must get right: each tool's role and arguments, the paths style, the tools
+    that name the root by design (the denial forms tools/list cannot show are the user's)."""
+    tools = sorted((t["name"], t["role"], t.get("path"), t.get("paths"), t.get("query")) for t in data["tools"])
+    return tools, data["paths"], sorted(data.get("discloses_root", []))
+
+
+@pytest.mark.parametrize("example", ["fs", "vault", "docs"])
+def test_map_proposes_the_worked_mapping_for_each_example(tmp_path, example):
+    worked = mapping.load(str(EXAMPLES / f"{example}.yaml"))
+    env = "".join(f"{k}={v} " for k, v in worked["server"].get("env", {}).items())
+    out = tmp_path / "proposed.yaml"
+    run = _cli("map", "--server-cmd", f"env {env}{worked['server']['cmd']}" if env else worked["server"]["cmd"],
+               "--out", str(out))
+    assert run.returncode == 0, run.stderr[-2000:]
+    proposed = mapping.validate(yaml.safe_load(out.read_text(encoding="utf-8")), str(out))
+    assert _shape(proposed) == _shape(worked)
