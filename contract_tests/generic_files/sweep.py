@@ -15,6 +15,7 @@ from contract_tests.checks import json_pointer, texts
 from contract_tests.contracts import policy
 from contract_tests.harness.corpus import attack_path
 from contract_tests.harness.files import COMMON_WORD, FilesFixture
+from contract_tests.harness.stdio import NoResponse
 from contract_tests.mapping import PathArgument, denial_forms, path_arguments, put
 from contract_tests.verdicts import describe_call
 
@@ -84,8 +85,10 @@ def plain_path(fixture: FilesFixture, style: str, relative: str) -> str:
 
 def is_denial(response: dict[str, Any], forms: list[Any]) -> bool:
     """A JSON-RPC error, an isError result or an HTTP refusal always; a normal result when it
-    takes a form the mapping declares (a value at a pointer, a text match)."""
+    takes a form the mapping declares (a value at a pointer, a text match); no answer, never."""
     result = response.get("result")
+    if "rc_no_answer" in response:
+        return False
     if not isinstance(result, dict) or result.get("isError") or "rc_http_status" in response:
         return True
     blocks = texts(result)
@@ -116,7 +119,10 @@ def run_sweep(server: Any, fixture: FilesFixture, mapping: dict[str, Any]) -> Sw
     arguments = path_arguments(mapping)
 
     def call(tool: str, role: str, label: str, case: str, args: dict[str, Any], probe: Probe | None) -> Call:
-        response = server.call_tool(tool, args, timeout=30)
+        try:
+            response = server.call_tool(tool, args)
+        except NoResponse as exc:  # judged by no test; the connection's next request ends the sweep
+            response = {"rc_no_answer": str(exc)}
         return Call(tool, role, label, case, describe_call(tool, args), response,
                     json.dumps(response, ensure_ascii=False), is_denial(response, denial_forms(mapping, tool)), probe)
 
