@@ -30,7 +30,7 @@ ROOTS_TEXT = re.compile(r"allowed (director|path|root)|\broots\b|\bvaults\b|base
 PATH_NAMES = ["path", "filepath", "notepath", "docpath", "relativepath", "file", "filename", "note", "notename",
               "dirpath", "directory", "dir", "folder", "target"]
 PATHS_NAMES = ["paths", "filepaths", "files", "filenames", "notes", "notepaths"]
-SCOPE_NAMES = PATH_NAMES + ["scope", "pathprefix", "prefix", "subfolder", "subdir"]
+SCOPE_NAMES = PATH_NAMES + ["scope", "pathprefix", "prefix", "subfolder", "subdir", "under", "within"]
 QUERY_NAMES = ["query", "q", "pattern", "term", "search", "searchquery", "searchterm", "regex", "keyword",
                "keywords", "glob", "text"]
 NAME_ONLY = {"filename", "file", "note", "notename"}  # may refuse separators: the folder part may sit beside
@@ -325,9 +325,13 @@ def propose(tools: list[dict], root: str | None = None) -> Proposal:
 
 def render(proposal: Proposal, server: dict | None = None) -> str:
     """The proposal as YAML, its notes as comments; with `server` it loads into a complete mapping."""
-    head = ["# proposed by --mapping auto: review before use",
-            "# confident: auto guessed nowhere" if proposal.confident
+    left_out = sum(1 for note in proposal.notes if "no read, list, search or stat role recognised" in note)
+    head = ["# proposed by --mapping auto (retrieval-contract map): review before use",
+            "# confident: auto guessed nowhere in what it mapped" if proposal.confident
             else "# NOT confident: some choices below were guesses (see the notes)"]
+    if left_out:
+        head.append(f"# {left_out} listed tool(s) had no role auto recognised (see the notes): map any that reads, "
+                    "lists, searches or stats by hand")
     if server is None:
         head.append("# add `server: {cmd: ...}`: how to start the server on {root}")
     head += ["#", "# notes:"] + [f"# - {n}".replace("\n", " ") for n in proposal.notes]

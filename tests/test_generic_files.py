@@ -95,3 +95,12 @@ def test_map_proposes_the_worked_mapping_for_each_example(tmp_path, example):
     assert run.returncode == 0, run.stderr[-2000:]
     proposed = mapping.validate(yaml.safe_load(out.read_text(encoding="utf-8")), str(out))
     assert _shape(proposed) == _shape(worked)
+
+
+def test_a_link_lying_in_the_root_is_told_from_a_path_through_it(files):
+    """A stat or listing may answer for the link itself (lstat): only the last component counts."""
+    assert files.names_a_link_inside("links/escape-file.md")
+    assert files.names_a_link_inside(f"{files.served}/links/escape-dir")
+    assert not files.names_a_link_inside("links/escape-dir/secret.md")
+    assert not files.names_a_link_inside("inbox/example.md")
+    assert not files.names_a_link_inside("../outside/secret.md")

@@ -316,7 +316,7 @@ def test_the_rendered_proposal_loads_into_a_mapping_the_schema_accepts(fixture):
     proposal = propose(FIXTURES[fixture])
     jsonschema.validate({"server": SERVER, **proposal.mapping}, SCHEMA)
     text = render(proposal, SERVER)
-    assert text.startswith("# proposed by --mapping auto: review before use\n")
+    assert text.startswith("# proposed by --mapping auto (retrieval-contract map): review before use\n")
     loaded = yaml.safe_load(text)
     assert loaded == {"server": SERVER, **proposal.mapping}
     jsonschema.validate(loaded, SCHEMA)

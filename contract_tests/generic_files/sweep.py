@@ -40,6 +40,7 @@ class Probe:
     form: str                   # relative | absolute
     kind: str                   # inside | outside | missing (what the path names, read carefully)
     expected: frozenset[str] = frozenset()  # inside: the files whose content may come back
+    link: bool = False          # names a symlink lying in the root: a stat or list may answer for the link
 
 
 @dataclass
@@ -75,7 +76,8 @@ def probes(fixture: FilesFixture) -> list[Probe]:
         forms = [("absolute", path)] if os.path.isabs(path) else [("relative", path), ("absolute", f"{served}/{path}")]
         for form, sent in forms:
             kind, files = fixture.readings(sent)
-            out.append(Probe(entry["id"], entry.get("category", "missing"), sent, form, kind, frozenset(files)))
+            out.append(Probe(entry["id"], entry.get("category", "missing"), sent, form, kind, frozenset(files),
+                             fixture.names_a_link_inside(sent)))
     return out
 
 

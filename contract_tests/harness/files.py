@@ -115,6 +115,16 @@ class FilesFixture(DiskFixture):
             return "inside", os.path.relpath(real, served).replace(os.sep, "/")
         return "missing", None
 
+    def names_a_link_inside(self, path: str) -> bool:
+        """Whether `path` names a symlink that itself lies in the root (its folder, real, inside):
+        a stat or a listing of the link, not followed, reads nothing outside."""
+        if "\x00" in path:
+            return False
+        full = os.path.normpath(path if os.path.isabs(path) else os.path.join(self.served, path))
+        served = os.path.realpath(self.served)
+        parent = os.path.realpath(os.path.dirname(full))
+        return os.path.islink(full) and (parent == served or parent.startswith(served + os.sep))
+
     def readings(self, path: str) -> tuple[str, set[str]]:
         """What `path` may name for a server that reads it literally, trims whitespace, decodes
         %-escapes, takes a backslash for a separator or a leading slash for the root (choices of
