@@ -84,32 +84,91 @@ def matrix() -> list[tuple[str, str, str | None, str | None]]:
     return runs
 
 
+def _pool_size(args: list[str]) -> tuple[int, list[str]]:
+    """`-n N` (or `--numprocesses N`, `-nN`, `-n auto`) of `all`: how many runs go at once, each
+    in one process (default 1); the rest of the arguments go to every run."""
+    size, rest, i = None, [], 0
+    while i < len(args):
+        arg = args[i]
+        if arg in ("-n", "--numprocesses") and i + 1 < len(args):
+            size, i = args[i + 1], i + 2
+            continue
+        if arg.startswith("-n") and arg[2:] and not arg.startswith("--"):
+            size = arg[2:]
+        elif arg.startswith("--numprocesses="):
+            size = arg.split("=", 1)[1]
+        else:
+            rest.append(arg)
+        i += 1
+    if size in (None, "0"):
+        return 1, rest
+    if size in ("auto", "logical"):
+        return max(1, os.cpu_count() or 1), rest
+    if not size.isdigit():
+        raise SystemExit(f"retrieval-contract all: -n takes a number of runs at once or auto, not {size!r}")
+    return int(size), rest
+
+
+def _weight(run: tuple[str, str, str | None, str | None]) -> tuple[int, int]:
+    """Longest first: a profile's own run (by its requirements) before a mapped one."""
+    from . import contracts
+    profile_id, _transport, _phase, mapping = run
+    return (0 if mapping else 1, len(contracts.load_profile(profile_id).requirements))
+
+
 def run_matrix(args: list[str]) -> int:
-    """Each run in its own process (the plugin keeps per-run state), one report folder each."""
+    """Every run of the matrix, each in its own process (the plugin keeps per-run state) and report
+    folder, `-n N` of them at a time (each run in one process: the pool uses the cores, not
+    xdist within a run). A run's output is kept in its report folder (output.txt) and printed
+    whole when it fails; one line is printed as each run ends."""
     import subprocess
+    import tempfile
     import time
+    from concurrent.futures import ThreadPoolExecutor
 
     report = None
     if "--report" in args:
         i = args.index("--report")
         report, args = args[i + 1], args[:i] + args[i + 2:]
-    results = []
-    for profile_id, transport, phase, mapping in matrix():
+    size, args = _pool_size(args)
+    scratch = None if report else tempfile.TemporaryDirectory(prefix="rc-all-")
+    folder = Path(report) if report else Path(scratch.name)
+    runs = sorted(matrix(), key=_weight, reverse=True)
+    print(f"retrieval-contract all: {len(runs)} runs, {size} at a time", flush=True)
+    started_all = time.monotonic()
+
+    def one(run: tuple[str, str, str | None, str | None]) -> tuple[str, int, float, Path]:
+        profile_id, transport, phase, mapping = run
         example = Path(mapping).stem if mapping else None
         name = "-".join(x for x in (profile_id, example, transport, phase) if x)
-        run = ["--profile", profile_id, "--transport", transport] + (["--phase", phase] if phase else []) + (
-            ["--mapping", mapping] if mapping else [])
-        if report:
-            run += ["--report", str(Path(report) / name)]
-        print(f"retrieval-contract all: {name}", flush=True)
-        started = time.monotonic()
-        code = subprocess.call([sys.executable, "-m", "contract_tests.cli", *run, *args])
-        results.append((name, code, time.monotonic() - started))
-    print("\nretrieval-contract all:")
-    for name, code, seconds in results:
-        print(f"  {'pass' if code == 0 else f'FAIL (exit {code})':<14} {name:<40} {seconds:6.1f} s")
+        argv = ["--profile", profile_id, "--transport", transport] + (["--phase", phase] if phase else []) + (
+            ["--mapping", mapping] if mapping else []) + ["--report", str(folder / name), "-n", "0"]
+        (folder / name).mkdir(parents=True, exist_ok=True)
+        output = folder / name / "output.txt"
+        began = time.monotonic()
+        with output.open("wb") as out:
+            code = subprocess.call([sys.executable, "-m", "contract_tests.cli", *argv, *args],
+                                   stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        seconds = time.monotonic() - began
+        print(f"  {'pass' if code == 0 else f'FAIL (exit {code})':<14} {name:<40} {seconds:6.1f} s", flush=True)
+        return name, code, seconds, output
+
+    try:
+        with ThreadPoolExecutor(max_workers=size) as pool:
+            results = list(pool.map(one, runs))
+        for name, code, _seconds, output in results:
+            if code != 0:
+                print(f"\nretrieval-contract all: {name} (exit {code}), its output:", flush=True)
+                sys.stdout.write(output.read_text(encoding="utf-8", errors="replace"))
+        print(f"\nretrieval-contract all: {len(results)} runs in {time.monotonic() - started_all:.1f} s"
+              + (f"; each run's output is in {folder}/NAME/output.txt" if report else ""))
+        for name, code, seconds, _output in sorted(results):
+            print(f"  {'pass' if code == 0 else f'FAIL (exit {code})':<14} {name:<40} {seconds:6.1f} s")
+    finally:
+        if scratch is not None:
+            scratch.cleanup()
     from .merge import exit_status
-    return exit_status([code for _name, code, _s in results])  # the suite's precedence: 8, 9, 1, 7
+    return exit_status([code for _name, code, _s, _o in results])  # the suite's precedence: 8, 9, 1, 7
 
 
 if __name__ == "__main__":

@@ -30,14 +30,63 @@ class SuiteRun:
 
 
 def run_suite(tmp_path: Path, *args: str, timeout: int = 900, env: dict[str, str] | None = None) -> SuiteRun:
+    """`python -m contract_tests.cli -q --report DIR ARGS` in `tmp_path`: forked from this worker's
+    warm suite (tests/warm.py: the same run without paying its imports again), or as a new
+    process under RC_WARM=0."""
     report = tmp_path / "report"
-    cmd = [sys.executable, "-m", "contract_tests.cli", "-q", "-p", "no:randomly",
-           "--report", str(report), *args]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=tmp_path,
-                          env=None if env is None else {**os.environ, **env})
+    argv = ["-q", "-p", "no:randomly", "--report", str(report), *args]
+    environment = {**os.environ, **(env or {})}
+    if os.environ.get("RC_WARM") == "0":
+        proc = subprocess.run([sys.executable, "-m", "contract_tests.cli", *argv], capture_output=True, text=True,
+                              timeout=timeout, cwd=tmp_path, env=environment)
+        code, output = proc.returncode, proc.stdout + proc.stderr
+    else:
+        out = tmp_path / "suite-output.txt"
+        code = _warm().run(argv, cwd=tmp_path, env=environment, out=out, timeout=timeout)
+        output = out.read_text(errors="replace")
     results_file = report / "results.json"
     results = json.loads(results_file.read_text()) if results_file.is_file() else None
-    return SuiteRun(proc.returncode, proc.stdout + proc.stderr, results, report)
+    return SuiteRun(code, output, results, report)
+
+
+class WarmSuite:
+    """This worker's warm suite process (tests/warm.py), started on first use."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen([sys.executable, str(ROOT / "tests" / "warm.py")], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, cwd=ROOT,
+                                     env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+    def _answer(self, timeout: float | None) -> dict:
+        import select
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        if not ready:
+            raise TimeoutError
+        line = self.proc.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the warm suite process exited ({self.proc.wait()})")
+        return json.loads(line)
+
+    def run(self, argv: list[str], *, cwd: Path, env: dict[str, str], out: Path, timeout: float) -> int:
+        self.proc.stdin.write(json.dumps({"argv": argv, "cwd": str(cwd), "env": env, "out": str(out)}) + "\n")
+        self.proc.stdin.flush()
+        pid = self._answer(60)["pid"]
+        try:
+            return self._answer(timeout)["code"]
+        except TimeoutError:
+            import signal
+            os.killpg(pid, signal.SIGKILL)  # the run, its xdist workers and its servers
+            self._answer(60)
+            raise subprocess.TimeoutExpired(["contract_tests.cli", *argv], timeout) from None
+
+
+_WARM: list[WarmSuite] = []
+
+
+def _warm() -> WarmSuite:
+    if not _WARM or _WARM[0].proc.poll() is not None:
+        _WARM[:] = [WarmSuite()]
+    return _WARM[0]
 
 
 def mutant_command(name: str) -> str:

@@ -22,6 +22,21 @@ def test_canaries_are_found_through_json_escapes_and_nested_json_text():
     assert [leak.cls for leak in leaks] == ["body"]
 
 
+@pytest.mark.parametrize("depth", [1, 2, 3])
+def test_a_token_spelt_in_escapes_at_any_json_depth_is_found_by_scan_output(depth):
+    """The fast path (no token, no \\u escape: nothing to decode) never hides a leak: a token
+    spelt with \\u escapes inside JSON text inside JSON text is still found."""
+    text = "x \\u0072cbodyabc123 y"  # the JSON source of "x rcbodyabc123 y"
+    value = json.loads(f'"{text}"')
+    for _ in range(depth):
+        value = json.dumps({"heading": value}).replace("rcbodyabc123", "\\u0072cbodyabc123")
+    line = json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": value}]}})
+    assert "rcbodyabc123" not in line
+    found = canaries.scan_output([line], TOKENS, {"results": {"body": "X-1"}})
+    assert [req for req, _leak in found] == ["X-1"]
+    assert canaries.scan_output([line.replace("\\\\u0072", "r0")], TOKENS, {"results": {"body": "X-1"}}) == []
+
+
 def test_canaries_are_found_case_insensitively_and_redacted_in_excerpts():
     leaks = canaries.scan_lines(["path /tmp/RC-FIXTURE-RCPATHDEF456/vault"], TOKENS, "stderr", ["path"])
     assert leaks and "rcpathdef456" not in leaks[0].excerpt.lower()

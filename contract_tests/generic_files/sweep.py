@@ -138,8 +138,9 @@ def run_sweep(server: Any, fixture: FilesFixture, mapping: dict[str, Any]) -> Sw
         if "query" in tool:
             args = put(args, tool["query"], "example")
         sweep.plain[tool["name"]] = call(tool["name"], tool["role"], tool["name"], "plain", args, None)
+    corpus = probes(fixture)  # what each path names, read once, before the server is asked anything
     for argument in arguments:
-        for probe in probes(fixture):
+        for probe in corpus:
             args = _with_query(mapping, argument, argument.arguments(probe.path))
             sweep.calls.append(call(argument.tool, argument.role, argument.label,
                                     f"{probe.id}:{probe.form}@{argument.label}", args, probe))

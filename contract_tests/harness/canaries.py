@@ -62,12 +62,23 @@ def scan_text(text: str, tokens: dict[str, str], channel: str, classes: Iterable
     return [Leak(cls, channel, redact(text, tokens)) for cls in classes if tokens[cls] in lowered]
 
 
+def holds_none(text: str, wanted: Iterable[str]) -> bool:
+    """True when `text` can carry none of the `wanted` tokens, however deep in JSON-in-JSON: none
+    is in it literally, and it has no `\\u` escape that could spell one (a token is letters and
+    digits, which no other JSON escape produces). Then the slow, decoding scan is not needed."""
+    lowered = text.lower()
+    return "\\u" not in lowered and not any(token in lowered for token in wanted)
+
+
 def scan_lines(lines: Iterable[str], tokens: dict[str, str], channel: str,
                classes: Iterable[str]) -> list[Leak]:
     """Scan raw lines and the decoded strings of JSON lines (escapes cannot hide a token)."""
     classes = list(classes)
+    wanted = [tokens[cls] for cls in classes]
     leaks: dict[tuple[str, str], Leak] = {}
     for line in lines:
+        if holds_none(line, wanted):
+            continue
         texts = [line]
         try:
             texts.extend(strings(json.loads(line)))
@@ -105,7 +116,7 @@ def scan_output(lines: Iterable[str], tokens: dict[str, str], rules: dict[str, d
     for line, message in _messages(lines):
         channel = response_channel(message) if message is not None else "results"
         classes = rules.get(channel, {})
-        if not classes:
+        if not classes or holds_none(line, [tokens[cls] for cls in classes]):
             continue
         texts = [line] if message is None else list(strings(message))
         if channel in echo_allowed and isinstance(message, dict) and sent:

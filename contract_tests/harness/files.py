@@ -18,6 +18,7 @@ so any absolute path of the fixture carries it.
 
 from __future__ import annotations
 
+import functools
 import os
 import secrets
 from dataclasses import dataclass, field
@@ -52,6 +53,11 @@ class FilesFixture(DiskFixture):
     @property
     def served(self) -> Path:
         return self.root / "vault"
+
+    @functools.cached_property
+    def served_real(self) -> str:
+        """The served root's real path (the fixture never moves it)."""
+        return os.path.realpath(self.served)
 
     @classmethod
     def build(cls, profile: Any, base: Path, settings: dict[str, Any]) -> "FilesFixture":
@@ -106,7 +112,7 @@ class FilesFixture(DiskFixture):
             return "missing", None
         full = path if os.path.isabs(path) else os.path.join(self.served, path)
         real = os.path.realpath(full)
-        served = os.path.realpath(self.served)
+        served = self.served_real
         if real != served and not real.startswith(served + os.sep):
             return ("outside", None) if os.path.exists(real) else ("missing", None)
         if os.path.isdir(real):
@@ -121,7 +127,7 @@ class FilesFixture(DiskFixture):
         if "\x00" in path:
             return False
         full = os.path.normpath(path if os.path.isabs(path) else os.path.join(self.served, path))
-        served = os.path.realpath(self.served)
+        served = self.served_real
         parent = os.path.realpath(os.path.dirname(full))
         return os.path.islink(full) and (parent == served or parent.startswith(served + os.sep))
 
