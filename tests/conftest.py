@@ -123,3 +123,17 @@ def _the_machine(request, tmp_path_factory):
             fcntl.flock(machine, fcntl.LOCK_UN)
             if alone:
                 fcntl.flock(turnstile, fcntl.LOCK_UN)
+
+
+# -- order: the longest runs first, so that two workers end together ------------------------------
+# (xdist hands tests out in collection order; a full-suite run left for the end keeps one worker
+# busy while the other waits.)
+LONG_FIRST = ("tests/test_variants.py", "tests/test_reference.py", "tests/test_shards.py", "tests/test_examples.py",
+              "tests/test_packaging.py", "tests/test_hostile.py", "tests/test_open_notebook_mock.py")
+
+
+def pytest_collection_modifyitems(config, items):
+    def rank(item) -> int:
+        path = item.nodeid.split("::")[0]
+        return LONG_FIRST.index(path) if path in LONG_FIRST else len(LONG_FIRST)
+    items.sort(key=rank)  # stable: within a file, and for every other file, collection order

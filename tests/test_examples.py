@@ -26,7 +26,7 @@ def test_the_mcpserver_example_passes_its_profile(suite_run, profile, phase):
     command, allowed_skips, _phases = CASES[profile]
     server = shlex.quote(str(EXAMPLES / profile / "server.py"))
     phase_args = ("--phase", phase) if phase else ()
-    run = suite_run("--profile", profile, *phase_args, "--server-cmd", command % server, "-n", "2")
+    run = suite_run("--profile", profile, *phase_args, "--server-cmd", command % server)
     status = run.status()
     assert status, run.output[-3000:]
     failing = {k: v for k, v in status.items() if v not in ("pass", "skip", "n/a", "advisory")}

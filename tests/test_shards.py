@@ -6,17 +6,18 @@ import json
 import subprocess
 import sys
 
+from tests.conftest import run_suite
+
 
 def test_two_shards_merged_give_the_verdicts_of_one_run(tmp_path, suite_run):
-    whole = suite_run("--profile", "retrieval-tools", "-n", "2")
+    whole = suite_run("--profile", "retrieval-tools")
     assert whole.code == 0, whole.output[-2000:]
     reports = []
     for i in (1, 2):
-        part = subprocess.run([sys.executable, "-m", "contract_tests.cli", "-q", "--profile", "retrieval-tools",
-                               "--shard", f"{i}/2", "--report", str(tmp_path / f"shard{i}"), "-n", "2"],
-                              capture_output=True, text=True, timeout=900, cwd=tmp_path)
-        assert part.returncode == 0, part.stdout[-2000:]
-        reports.append(str(tmp_path / f"shard{i}" / "results.json"))
+        (tmp_path / f"shard{i}").mkdir()
+        part = run_suite(tmp_path / f"shard{i}", "--profile", "retrieval-tools", "--shard", f"{i}/2")
+        assert part.code == 0, part.output[-2000:]
+        reports.append(str(part.report_dir / "results.json"))
     shard_counts = [len([t for r in json.load(open(p))["requirements"] for t in r["tests"]]) for p in reports]
     assert all(shard_counts), shard_counts  # both shards ran something
     merged = subprocess.run([sys.executable, "-m", "contract_tests.cli", "merge-reports", str(tmp_path / "merged"),

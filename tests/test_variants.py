@@ -14,7 +14,7 @@ VARIANTS = [(name, phase) for name, m in sorted(registry().items()) if m.variant
 @pytest.mark.parametrize("name,phase", VARIANTS, ids=[f"{n}-{p}" if p else n for n, p in VARIANTS])
 def test_a_correct_variant_passes_the_default_run(suite_run, name, phase):
     m = registry()[name]
-    run = suite_run(*suite_args(m, phase), "--server-cmd", command(m), "-n", "2")
+    run = suite_run(*suite_args(m, phase), "--server-cmd", command(m))
     status = run.status()
     bad = {k: v for k, v in status.items() if v not in ("pass", "skip", "n/a", "advisory")}
     assert run.code == 0 and not bad, f"{name}: {bad}\n{run.output[-4000:]}"

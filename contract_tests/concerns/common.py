@@ -6,6 +6,7 @@ from typing import Any
 
 from contract_tests.contracts import Profile, policy
 from contract_tests.harness.corpus import attack_path
+from contract_tests.harness.limits import patience
 
 
 def render(template: Any, values: dict[str, str]) -> Any:
@@ -79,8 +80,10 @@ def judged_attacks(profile: Profile, fixture: Any, names: Any) -> set[str]:
     return out
 
 
-def run(server: Any, calls: list[tuple[str, dict[str, Any]]], timeout: float = 60) -> list[dict[str, Any]]:
-    return [server.call_tool(tool, args, timeout=timeout) for tool, args in calls]
+def run(server: Any, calls: list[tuple[str, dict[str, Any]]], timeout: float | None = None) -> list[dict[str, Any]]:
+    """Each call in turn, each given three request timeouts (60 s by default) unless told."""
+    wait = patience(3) if timeout is None else timeout
+    return [server.call_tool(tool, args, timeout=wait) for tool, args in calls]
 
 
 def precondition_failure(profile: Profile, responses: list[dict[str, Any]]) -> tuple[str, str] | None:

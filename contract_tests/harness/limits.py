@@ -32,9 +32,9 @@ class Limits:
     log_line_chars: int = 64 * 1024      # one log line (stderr) kept; the rest is counted and searched
     max_unsolicited: int = 1_000         # notifications and requests the server sent, kept per connection
     unanswered_limit: int = 3            # requests in a row without an answer that end the run
-    unanswered_seconds: float = 45.0     # or this long waited in a row without an answer
+    unanswered_seconds: float = 45.0     # or this long waited in a row without an answer (2.25 timeouts)
     slow_limit: int = 4                  # answers in a row slower than slow_seconds
-    slow_seconds: float = 5.0            # (or a quarter of request_timeout, if that is longer)
+    slow_seconds: float = 5.0            # (a quarter of request_timeout)
     run_budget: float | None = None      # seconds the whole run may take (None: no budget)
     command_timeout: float = 60.0        # one of the implementation's own commands (index, load) to finish
 
@@ -76,7 +76,7 @@ class Health:
             self.silent.pop(method, None)
             if method not in COUNTED:
                 return
-            threshold = max(LIMITS.slow_seconds, LIMITS.request_timeout / 4)
+            threshold = LIMITS.slow_seconds
             slow = seconds >= threshold
             self.slow = self.slow + 1 if slow else 0
             if self.stopped is None and self.slow >= LIMITS.slow_limit:
@@ -166,6 +166,12 @@ class Health:
 
 HEALTH = Health()
 
+
+def patience(times: float = 1.0) -> float:
+    """A wait the documents do not set, as a multiple of the request timeout (so a run given short
+    deadlines waits briefly everywhere, and the default run as long as it always did)."""
+    return times * LIMITS.request_timeout
+
 # The environment variable naming the file in which a run's workers share why it stopped (set
 # by the controller before its workers start; a run without workers has it too).
 STOP_FILE = "RC_STOP_FILE"
@@ -174,8 +180,11 @@ STOP_FILE = "RC_STOP_FILE"
 def configure(request_timeout: float | None = None, max_message_bytes: int | None = None,
               run_budget: float | None = None, command_timeout: float | None = None) -> None:
     if request_timeout is not None:
+        # The breaker scales with the deadline (the defaults: 20 s, 45 s, 5 s), so a run given short
+        # deadlines ends in seconds on a server that stops answering or answers ever so slowly.
         LIMITS.request_timeout = float(request_timeout)
-        LIMITS.unanswered_seconds = max(45.0, 2.25 * LIMITS.request_timeout)  # a longer wait asked for, allowed
+        LIMITS.unanswered_seconds = 2.25 * LIMITS.request_timeout
+        LIMITS.slow_seconds = LIMITS.request_timeout / 4
     if max_message_bytes is not None:
         LIMITS.max_message_bytes = int(max_message_bytes)
     if command_timeout is not None:

@@ -9,6 +9,7 @@ import pytest
 
 from contract_tests.checks import called_ok, error_code, schema_errors, structured_error
 from contract_tests.contracts import validator
+from contract_tests.harness.limits import patience
 from contract_tests.names import entry_paths, find_list, numbered
 from contract_tests.running import own
 from contract_tests.target import calls as target_calls
@@ -100,13 +101,14 @@ def _finding(message, request, kind="fail", *, req: str | None = None):
 
 def start_with_roots(own_servers, fixture, root_name, bad_value, *, prefix=None):
     """Start the server with one root spoiled (None: the variable unset) and its stdin closed;
-    return the finished process (killed after 30 s: one that kept running)."""
+    return the finished process (killed after 1.5 request timeouts, 30 s by default: one that kept
+    running)."""
     placeholder = root_name.lower()
     if bad_value is None and "{" + placeholder + "}" in (own_servers.command("server") or ""):
         pytest.skip(f"the server command passes {{{placeholder}}} itself; the variable cannot be left unset")
     values = {placeholder: bad_value} if bad_value is not None else {}
     return own_servers.run(fixture, "server", values=values, env_drop=(root_name,) if bad_value is None else (),
-                       prefix=prefix, input="", timeout=30)
+                       prefix=prefix, input="", timeout=patience(1.5))
 
 
 def started(proc) -> str | None:

@@ -14,7 +14,7 @@ import pytest
 from ..harness.http import HttpServer, free_port
 from ..harness.privileges import unprivileged_prefix
 from ..harness.process import Bounded, Finished, private_environment, render_command, run_bounded
-from ..harness.limits import HEALTH
+from ..harness.limits import HEALTH, patience
 from ..harness.stdio import Connection, ServerStopped, StdioServer
 from ..harness.transcript import Transcript, spare_startup_paths
 
@@ -191,11 +191,12 @@ class OwnServers:
 
     def run(self, fixture: Any, role: str, *, values: Mapping[str, str] | None = None,
             env: Mapping[str, str] | None = None, env_drop: tuple[str, ...] = (), append: tuple[str, ...] = (),
-            prefix: list[str] | None = None, input: str | None = None, timeout: float = 20) -> Finished:
-        """Run a role's command and wait up to `timeout` seconds for it to end (killed after, with
-        what it started: `timed_out`, for one that kept running)."""
+            prefix: list[str] | None = None, input: str | None = None, timeout: float | None = None) -> Finished:
+        """Run a role's command and wait up to `timeout` seconds (default: the request timeout) for
+        it to end (killed after, with what it started: `timed_out`, for one that kept running)."""
         argv, environment, home = self._launch(fixture, role, values, env, env_drop, append, prefix)
-        return run_bounded(argv, env=environment, cwd=home, timeout=timeout, input=input)
+        return run_bounded(argv, env=environment, cwd=home, timeout=patience() if timeout is None else timeout,
+                           input=input)
 
     def spawn(self, fixture: Any, role: str, *, values: Mapping[str, str] | None = None,
               env: Mapping[str, str] | None = None, merge_stderr: bool = False) -> Bounded:

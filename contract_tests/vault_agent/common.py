@@ -21,6 +21,7 @@ from contract_tests import contracts
 from contract_tests.checks import called_ok, payload, result_of
 from contract_tests.harness import canaries, stdio as stdio_harness
 from contract_tests.harness.http import MCP_HEADERS, HttpServer, free_port
+from contract_tests.harness.limits import patience
 from contract_tests.harness.process import Finished
 from contract_tests.harness.stdio import initialize_message
 from contract_tests.harness.system import process_tree
@@ -234,11 +235,12 @@ def is_json(response: httpx.Response) -> bool:
 
 # -- servers started from the profile's commands -------------------------------------------------
 def serve_refusals(own_servers, fixture, cases: dict[str, tuple[dict[str, str], dict[str, str]]],
-                   timeout: float = 20) -> dict[str, str | None]:
+                   timeout: float | None = None) -> dict[str, str | None]:
     """Start serve once per case ({name: (values, env)}) side by side on a free port each, and
     say how each ended: None when it refused to start (exited non-zero within `timeout`
-    seconds), else what it did instead ("kept running", "exited 0")."""
+    seconds, default the request timeout), else what it did instead ("kept running", "exited 0")."""
     procs: dict[str, Finished] = {}
+    timeout = patience() if timeout is None else timeout
 
     def one(name: str) -> None:
         values, env = cases[name]

@@ -224,7 +224,7 @@ def test_a_signal_ends_the_stdio_server_cleanly_with_calls_in_flight(signal_, su
 @pytest.mark.e2e
 @pytest.mark.req("VA-STDIO-007")
 def test_the_stdio_command_refuses_a_transport_flag(suite, own_servers, contract_fixture):
-    proc = own_servers.run(contract_fixture, "server", append=("--transport", "stdio"), timeout=20)
+    proc = own_servers.run(contract_fixture, "server", append=("--transport", "stdio"))
     out = proc.stdout
     with Findings() as findings:
         answered = any(line.strip().startswith("{") and json.loads(line).get("result") is not None

@@ -4,21 +4,25 @@ lists the profile's tools, and then does what its mode says. Every mode is somet
 server in the wild does; the suite must survive each with a bounded run, a report and a clear
 message.
 
-    python tests/hostile/server.py MODE --profile PROFILE [--after N] [--http --port PORT]
+    python tests/hostile/server.py MODE --profile PROFILE [--after N] [--http --port PORT] [SIZES]
     python tests/hostile/server.py MODE --role command      (as an index or load command)
+
+SIZES (the defaults are the production figures of the full matrix; the cover, which runs with
+short thresholds, passes smaller ones): --delay SECONDS (slowloris, 10), --flood N (notify,
+1,000,000), --stderr-mib N (stderr-gig, 1,024), --cmd-mib N (cmd-flood, 512 per stream).
 
 Modes, over stdio and HTTP alike:
   hang        answers initialize and tools/list, never tools/call
   huge        answers every tools/call with one 100 MB text result
-  notify      sends 1,000,000 notifications (stdio: after initialize; HTTP: on the first
+  notify      sends 1,000,000 notifications (--flood) (stdio: after initialize; HTTP: on the first
               tools/call's SSE stream, before its answer), and answers calls with errors
-  slowloris   answers every request, but only after 10 seconds
+  slowloris   answers every request, but only after 10 seconds (--delay)
   exit-half   answers calls with errors, and exits after --after tool calls (default 20)
   mid-message answers --after calls, then writes half a message and never ends it (HTTP: a body
               shorter than its Content-Length, the connection held open)
   garbage     stdio: writes binary garbage on stdout after every answer; HTTP: answers every
               tools/call with a body of binary garbage
-  stderr-gig  writes 1 GB to stderr (64 KiB lines) while answering calls with errors
+  stderr-gig  writes 1 GB to stderr (--stderr-mib) (64 KiB lines) while answering calls with errors
 HTTP only, for tools/call:
   sse-open    answers on an SSE stream it then holds open forever
   sse-endless answers on an SSE stream of notifications that never ends (no answer in it)
@@ -85,7 +89,7 @@ def answer(message: dict, tools: list[dict]) -> dict | None:
 
 
 NOTE = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "hostile flood"}}
-FLOOD = 1_000_000
+SIZES = {"delay": 10.0, "flood": 1_000_000, "stderr_mib": 1024, "cmd_mib": 512}
 
 
 def huge_answer(msg_id) -> tuple[bytes, bytes]:
@@ -98,7 +102,7 @@ def huge_answer(msg_id) -> tuple[bytes, bytes]:
 def stderr_gig() -> None:
     line = b"e" * (64 * 1024 - 1) + b"\n"
     err = sys.stderr.buffer
-    for _ in range(16 * 1024):  # 1 GiB
+    for _ in range(SIZES["stderr_mib"] * 16):  # 64 KiB lines
         err.write(line)
     err.flush()
 
@@ -116,6 +120,9 @@ def serve_http(mode: str, port: int, tools: list[dict], after: int) -> int:
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # Headers and body leave in separate writes: without this, Nagle's algorithm and the
+        # client's delayed ACK hold every answer on a kept-alive connection for 40 ms.
+        disable_nagle_algorithm = True
 
         def log_message(self, *args) -> None:
             pass
@@ -137,7 +144,7 @@ def serve_http(mode: str, port: int, tools: list[dict], after: int) -> int:
         def do_POST(self) -> None:
             message = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"null")
             if mode == "slowloris":
-                time.sleep(10)
+                time.sleep(SIZES["delay"])
             if not isinstance(message, dict) or message.get("method") != "tools/call":
                 reply = answer(message, tools)
                 if reply is None:
@@ -183,7 +190,7 @@ def serve_http(mode: str, port: int, tools: list[dict], after: int) -> int:
                         self.wfile.write(event * 100)
                         self.wfile.flush()
                 if mode == "notify":
-                    for _ in range(FLOOD // 1000):
+                    for _ in range(SIZES["flood"] // 1000):
                         self.wfile.write(event * 1000)
                 self.wfile.write(b"data: " + json.dumps(error_result(msg_id)).encode() + b"\n\n")
                 self.wfile.flush()
@@ -207,7 +214,7 @@ def run_command(mode: str) -> int:
     if mode == "cmd-flood":
         line = b"f" * (1024 * 1024 - 1) + b"\n"
         for stream in (sys.stdout.buffer, sys.stderr.buffer):
-            for _ in range(512):
+            for _ in range(SIZES["cmd_mib"]):
                 stream.write(line)
             stream.flush()
     return 0
@@ -221,8 +228,13 @@ def main() -> int:
     parser.add_argument("--after", type=int, default=20)
     parser.add_argument("--http", action="store_true")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--delay", type=float, default=SIZES["delay"])
+    parser.add_argument("--flood", type=int, default=SIZES["flood"])
+    parser.add_argument("--stderr-mib", type=int, default=SIZES["stderr_mib"])
+    parser.add_argument("--cmd-mib", type=int, default=SIZES["cmd_mib"])
     parser.add_argument("ignored", nargs="*")
     args, _unknown = parser.parse_known_args()
+    SIZES.update(delay=args.delay, flood=args.flood, stderr_mib=args.stderr_mib, cmd_mib=args.cmd_mib)
     if args.role == "command":
         return run_command(args.mode)
     tools = tools_of(args.profile)
@@ -238,12 +250,12 @@ def main() -> int:
             continue  # notifications
         msg_id, method = message["id"], message.get("method")
         if args.mode == "slowloris":
-            time.sleep(10)
+            time.sleep(SIZES["delay"])
         if method != "tools/call":
             send(answer(message, tools))
             if method == "initialize" and args.mode == "notify":
                 line = (json.dumps(NOTE) + "\n").encode()
-                for _ in range(FLOOD // 1000):
+                for _ in range(SIZES["flood"] // 1000):
                     write(line * 1000)
             continue
         calls += 1

@@ -28,6 +28,8 @@ class Mutant:
     variant: bool = False
     options: tuple[str, ...] = field(default=())  # further suite options (e.g. --declare FILE)
     control: str | None = None  # a requirement the mutant leaves intact (default: see control())
+    preflight: bool = False     # its catch needs the version the preflight negotiates (the self-test
+                                # skips the preflight otherwise: a catch never rests on it)
 
     def control_id(self, requirements) -> str:
         """The requirement whose test must still pass against the mutant: the server is
@@ -53,11 +55,11 @@ def _register(fn, **kwargs) -> Callable[[], None]:
 
 
 def mutant(*trips: str, profile: str, transport: str | None = None, phases: tuple[str, ...] = (),
-           control: str | None = None, options: tuple[str, ...] = ()):
+           control: str | None = None, options: tuple[str, ...] = (), preflight: bool = False):
     """A deliberate defect the suite must report under each of `trips`, while the test of
     `control` (default: Mutant.control_id) still passes."""
     return lambda fn: _register(fn, profile=profile, trips=tuple(trips), transport=transport, phases=phases,
-                                control=control, options=options)
+                                control=control, options=options, preflight=preflight)
 
 
 def variant(*, profile: str, transport: str | None = None, phases: tuple[str, ...] = (),

@@ -386,7 +386,7 @@ def http_delete_keeps_the_session():
     server.serve_http = serve
 
 
-@mutant("MCP-INIT-002", profile="section-source-local", transport="http")
+@mutant("MCP-INIT-002", profile="section-source-local", transport="http", preflight=True)
 def http_only_2025_03_26():
     """Speaks only protocol 2025-03-26 and answers initialize for any other version with
     JSON-RPC -32600 (as the public vault-agent does, per its own documents), where MCP asks
