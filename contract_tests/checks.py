@@ -8,18 +8,21 @@ from typing import Any, NoReturn
 
 from jsonschema import Draft202012Validator
 
-from .running import own
+from .running import _checked, own
 from .verdicts import Finding, RequirementFailure, difference, esc
 
 
 def fail(message: str, *, req: str | None = None, case: str | None = None, request: str | None = None) -> NoReturn:
     req = own(req)
+    _checked(req, case)
     raise RequirementFailure([Finding(req, message, case, request)])
 
 
 def check(condition: Any, message: str, *, req: str | None = None, case: str | None = None,
           request: str | None = None) -> None:
+    """`condition` must hold for `req` (a check of it ran: the report counts it)."""
     req = own(req)
+    _checked(req, case)
     if not condition:
         fail(message, req=req, case=case, request=request)
 

@@ -24,6 +24,8 @@ def load(path: str, profile: Profile, notes: list[str] | None = None) -> dict[st
         raise DeclarationError(f"{path}: not valid YAML: {exc}") from exc
     if not isinstance(data, dict) or not data:
         raise DeclarationError(f"{path}: expected a mapping with at least `profile`")
+    if data.get("profile") == profile.id:
+        _renamed(data, path, profile, notes)
     problems = [f"{'/'.join(map(str, e.absolute_path)) or '<top>'}: {e.message}"
                 for e in validator("declaration.schema.json").iter_errors(data)]
     if problems:
@@ -75,6 +77,47 @@ def load(path: str, profile: Profile, notes: list[str] | None = None) -> dict[st
     if "commands" in data:
         data["commands"] = {role: anchored(command, base) for role, command in data["commands"].items()}
     return data
+
+
+_ABSENT = object()
+
+
+def _renamed(data: dict[str, Any], path: str, profile: Profile, notes: list[str] | None) -> None:
+    """Read a key the profile renamed (`declarable.renamed`: old dotted key -> its new place, or
+    places) as its new spelling, with a note naming the new place: users keep declarations in
+    their repositories, so an old name stays accepted until the next major version."""
+    for old, new in profile.data.get("declarable", {}).get("renamed", {}).items():
+        *parents, leaf = old.split(".")
+        holder: Any = data
+        for part in parents:
+            holder = holder.get(part) if isinstance(holder, dict) else None
+        if not isinstance(holder, dict) or leaf not in holder:
+            continue
+        value = holder.pop(leaf)
+        if parents and not holder:
+            _drop_empty(data, parents)
+        targets = [new] if isinstance(new, str) else list(new)
+        for target in targets:
+            *where, key = target.split(".")
+            place: Any = data
+            for part in where:
+                place = place.setdefault(part, {}) if isinstance(place, dict) else None
+            if not isinstance(place, dict):
+                raise DeclarationError(f"{path}: `{old}` is now `{target}`, but `{'.'.join(where)}` is not a mapping")
+            if place.get(key, _ABSENT) not in (_ABSENT, value):
+                raise DeclarationError(f"{path}: `{old}` (the older name of `{target}`) and `{target}` disagree "
+                                       f"({value!r} and {place[key]!r}): keep `{target}`")
+            place[key] = value
+        if notes is not None:
+            notes.append(f"{path}: `{old}` is renamed: write it as `{'` and `'.join(targets)}` (it was read as that; "
+                         "the old name is accepted until the next major version)")
+
+
+def _drop_empty(data: dict[str, Any], parents: list[str]) -> None:
+    node = data
+    for part in parents[:-1]:
+        node = node[part]
+    node.pop(parents[-1], None)
 
 
 def anchored(command: str, base: Path) -> str:

@@ -39,13 +39,14 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         return report
     ids = state.applicable[item.nodeid]
     case = case_of(item)
+    report.rc_checked = sorted(running.checked_requirements())  # the checks that ran, whatever the outcome
     if report.failed:
         exc = call.excinfo.value if call.excinfo is not None else None
         if isinstance(exc, RequirementFailure):
             findings = exc.findings
         elif isinstance(exc, (ServerStopped, ServerGone, MessageTooLarge, NoResponse, BadAnswer)) \
-                and _cut_short(exc, state):
-            findings = [*getattr(exc, "rc_findings", []), *_cut_short(exc, state)(ids)]
+                and _cut_short(exc, state, report.when):
+            findings = [*getattr(exc, "rc_findings", []), *_cut_short(exc, state, report.when)(ids)]
         elif verdicts.server_side(exc):
             text = esc(verdicts.exception_text(exc) if exc is not None else str(report.longrepr), 600)
             findings = [*getattr(exc, "rc_findings", []),
@@ -72,21 +73,28 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 SIZE_REQUIREMENT = "MCP-SIZE-001"
 
 
-def _cut_short(exc: BaseException, state: SuiteState):
-    """For a test the server cut short without it being the test's finding, a function from the
-    test's ids to its findings: the run stopped talking to the server (blocked, by the reason),
-    the server had exited before the test began (blocked), a request got no answer within the
-    suite's deadline (blocked: the documents set none), it answered a POST with a body that is
-    not JSON-RPC (MCP-RPC-003's finding; the rest blocked by it), or with a message over
-    the size limit (MCP-SIZE-001's finding; the rest blocked by it). None otherwise."""
+def _cut_short(exc: BaseException, state: SuiteState, when: str = "call"):
+    """For a test the server cut short, a function from the test's ids to its findings: the run
+    stopped talking to the server (blocked, by the reason), the server had exited before the test
+    began (blocked), a request got no answer (the finding of the requirement that request tests,
+    where the server had answered the requests before it; see verdicts.unanswered; the rest
+    blocked by it), it answered a POST with a body that is not JSON-RPC (MCP-RPC-003's finding;
+    the rest blocked by it), or with a message over the size limit (MCP-SIZE-001's finding; the
+    rest blocked by it). None otherwise."""
     if isinstance(exc, ServerStopped):
         return lambda ids: [Finding(req, str(exc), None, None, "blocked", "the run stopped") for req in ids]
     if isinstance(exc, ServerGone) and exc.earlier:
         return lambda ids: [Finding(req, str(exc), None, None, "blocked", "the server exited") for req in ids]
     if isinstance(exc, NoResponse):
-        # The documents set no deadline (a check of one that they do set catches NoResponse
-        # itself): a request left unanswered is not evidence against what the test checks.
-        return lambda ids: [Finding(req, str(exc), None, None, "blocked", "no answer in time") for req in ids]
+        def unanswered(ids: list[str]) -> list[Finding]:
+            # The request's requirement: the one its test named around it (verdicts.asking), else
+            # the test's only one. In a fixture (setup), the request tested nothing of this test.
+            req = getattr(exc, "rc_req", None) or (ids[0] if len(ids) == 1 else None)
+            found = verdicts.unanswered(exc, req, getattr(exc, "rc_case", None)) if when == "call" else None
+            by = found.req if found else "no answer in time"
+            return ([found] if found else []) + [Finding(r, str(exc), None, None, "blocked", by)
+                                                 for r in ids if not found or r != found.req]
+        return unanswered
     if isinstance(exc, BadAnswer):
         rpc = "MCP-RPC-003" if "MCP-RPC-003" in state.profile.requirements else None
         return lambda ids: ([Finding(rpc, str(exc))] if rpc else []) + [
@@ -208,6 +216,10 @@ def _canary_guard(request: pytest.FixtureRequest):
     profile: contracts.Profile = request.getfixturevalue("profile")
     yield
     findings = []
+    scanned = {req for ch in ("results", "errors", "stderr") for req in profile.leak_requirements(ch).values()}
+    if factory.started:
+        for req in scanned & set(running.cited()):
+            running._checked(req, None)  # the scan of every answer below is a check of them
     for srv in factory.started:
         mark = srv.transcript.mark()
         out, err = srv.transcript.since(getattr(srv, "rc_scanned", (0, 0, 0)))

@@ -85,9 +85,17 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 def _propose_mapping(config: pytest.Config, state) -> None:
     """--mapping auto: a mapping proposed from the preflight's tools/list, printed for the user to
     review and keep (and written to the report folder); the run goes on with it."""
+    from .generic_files.trial import TrialFailed, try_proposal
     from .mapping_auto import propose, render
     proposal = propose(state.preflight.tools)
     server = {"cmd": state.server_cmd} if state.server_cmd else None
+    if proposal.mapping["tools"]:
+        # The guess is tried before the sweep: the path forms (and tools) the server serves are kept.
+        try:
+            proposal.mapping, tried = try_proposal(state, proposal.mapping)
+        except TrialFailed as exc:
+            pytest.exit(f"retrieval-contract: {exc}", returncode=4)
+        proposal.notes.extend(tried)
     text = render(proposal, server)
     report_dir = get(config, "--report")
     where = ""

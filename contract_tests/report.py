@@ -110,8 +110,9 @@ class ReportCollector:
         entry = self.tests.setdefault(report.nodeid, {
             "nodeid": report.nodeid, "requirements": reqs, "outcome": "passed", "duration_s": 0.0,
             "failing": [], "advisory": [], "expected": [], "blocked": [], "skip": "", "error": "", "call": None,
-            "cases_checked": [], "held": []})
+            "cases_checked": [], "held": [], "checked": []})
         entry["duration_s"] = round(entry["duration_s"] + report.duration, 4)
+        entry["checked"] = sorted(set(entry["checked"]) | set(getattr(report, "rc_checked", None) or []))
         findings = getattr(report, "rc_findings", None) or {}
         for kind in ("failing", "advisory", "expected", "blocked"):
             entry[kind] += findings.get(kind, [])
@@ -152,7 +153,7 @@ class ReportCollector:
                 "advisory": [], "expected": [], "blocked": [
                     {"req": req, "message": "a suite worker died while running it", "kind": "blocked",
                      "by": SUITE_ERROR} for req in reqs],
-                "skip": "", "error": "", "call": None, "cases_checked": [], "held": []}
+                "skip": "", "error": "", "call": None, "cases_checked": [], "held": [], "checked": []}
         self.crashed = []
 
     def _suite_error(self, nodeid: str, error: dict[str, Any]) -> None:
@@ -237,9 +238,23 @@ class ReportCollector:
                 "tests_blocked": verdicts["blocked"],
                 "tests_deselected": deselected[req.id],
                 "evidence": self._evidence(req.id, runs),
+                "cases": self._cases(req.id, runs),
+                # Tests in which a check of it ran (held or not): a pass needs one (tests/test_reference.py).
+                "tests_checking": sum(1 for _v, t in runs if req.id in t.get("checked", ())),
                 "tests": [{"nodeid": t["nodeid"], "verdict": v, "duration_s": t["duration_s"]} for v, t in runs],
             })
         return rows
+
+    @staticmethod
+    def _cases(req: str, runs: list[tuple[str, dict[str, Any]]]) -> dict[str, list[str]]:
+        """Every case id `req` failed (or, for an advisory, was reported) on, and every case of it
+        that was blocked: all of them, however many (evidence keeps EVIDENCE_ITEMS messages)."""
+        out: dict[str, set[str]] = {"failing": set(), "blocked": set()}
+        for _verdict, test in runs:
+            for kind, into in (("failing", "failing"), ("advisory", "failing"), ("expected", "failing"),
+                               ("blocked", "blocked")):
+                out[into].update(f["case"] for f in test[kind] if f["req"] == req and f.get("case"))
+        return {kind: sorted(cases) for kind, cases in out.items() if cases}
 
     @staticmethod
     def _evidence(req: str, runs: list[tuple[str, dict[str, Any]]]) -> list[str]:

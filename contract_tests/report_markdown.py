@@ -12,6 +12,34 @@ def _cell(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
+EVIDENCE_SHOWN = 3  # findings quoted per requirement in a table cell (results.json keeps them all)
+
+
+def case_groups(cases: list[str]) -> str:
+    """Every case id, grouped by the attack or item it names (the part before `:` or `@`), each
+    group with its count and its variants: `sibling-prefix-dotdot x2 (relative@read, absolute@read)`."""
+    groups: dict[str, list[str]] = {}
+    for case in cases:
+        cut = min([i for i in (case.find(":"), case.find("@")) if i > 0], default=len(case))
+        groups.setdefault(case[:cut], []).append(case[cut + 1:])
+    parts = []
+    for stem, rests in groups.items():
+        rests = [r for r in rests if r]
+        parts.append(f"{stem} x{len(rests)} ({', '.join(rests)})" if len(rests) > 1
+                     else f"{stem}{':' + rests[0] if rests else ''}")
+    return "; ".join(parts)
+
+
+def _cases_cell(row: dict[str, Any]) -> str:
+    cases = row.get("cases") or {}
+    out = []
+    if cases.get("failing"):
+        out.append(f"{len(cases['failing'])} cases: {case_groups(cases['failing'])}")
+    if cases.get("blocked"):
+        out.append(f"{len(cases['blocked'])} blocked: {case_groups(cases['blocked'])}")
+    return "<br>".join(_cell(text, 1_000_000) for text in out)
+
+
 def render_markdown(doc: dict[str, Any]) -> str:
     lines = [f"# retrieval-contract: {doc['profile']}", ""]
     unusable = doc.get("server_unusable")
@@ -57,15 +85,18 @@ def render_markdown(doc: dict[str, Any]) -> str:
         chosen = [r for r in doc["requirements"] if keep(r)]
         if not chosen:
             continue
-        lines += [f"## {title}", "", "| requirement | basis | tiers | verdict | failing | evidence |",
-                  "|---|---|---|---|---|---|"]
+        lines += [f"## {title}", "", "| requirement | basis | tiers | verdict | failing | cases | evidence |",
+                  "|---|---|---|---|---|---|---|"]
         for row in chosen:
-            evidence = "<br>".join(_cell(e, 160) for e in row["evidence"][:3])
+            shown = row["evidence"][:EVIDENCE_SHOWN]
+            more = len(row["evidence"]) - len(shown)
+            evidence = "<br>".join([_cell(e, 300) for e in shown] + ([f"... {more} more in results.json"] if more > 0
+                                                                       else []))
             docs = doc.get("docs_url")
             link = f"[{row['id']}]({docs.rstrip('/')}/requirements/{row['spec']}.html#{row['id'].lower()})" if docs \
                 else row["id"]
             status = row["status"] + (f" (by {', '.join(row['blocked_by'])})" if row.get("blocked_by") else "")
             lines.append(f"| {link} | {row['basis']} | {', '.join(row['tiers'])} | {status} "
-                         f"| {row['tests_failing']}/{row['tests_total']} | {evidence} |")
+                         f"| {row['tests_failing']}/{row['tests_total']} | {_cases_cell(row)} | {evidence} |")
         lines.append("")
     return "\n".join(lines)

@@ -89,6 +89,11 @@ def own(req: str | None = None) -> str:
                              f"{len(_OWN)} ({', '.join(_OWN) or 'none'}): it must name the one it checks")
 
 
+def cited() -> tuple[str, ...]:
+    """The requirements the running test cites."""
+    return _OWN
+
+
 def start_test(requirements: Iterable[str] = ()) -> None:
     global _OWN
     _OWN = tuple(dict.fromkeys(requirements))

@@ -260,6 +260,13 @@ class Findings:
         self._add(Finding(req, message, case, request))
         return False
 
+    def held(self, *, req: str | None = None, case: str | None = None) -> None:
+        """A sweep that files each failure as it finds it (`fail`) has now examined all its
+        evidence (the listing it obtained, every line it read): a check of `req` ran. Call it
+        only after the evidence was in hand, never instead of reading it; a requirement none
+        of whose checks ran never reads pass (tests/test_reference.py holds every run to it)."""
+        _checked(own(req), case)
+
     def fail(self, message: str, *, req: str | None = None, case: str | None = None,
              request: str | None = None) -> None:
         req = own(req)
@@ -304,13 +311,48 @@ class Findings:
 def one_case(findings: Findings, case: str, request: str | None = None, *,
              req: str | None = None) -> Iterator[None]:
     """Run one case of a sweep (of `req`, by default the running test's requirement); a
-    RequirementFailure inside it becomes findings of that case and the sweep goes on."""
+    RequirementFailure inside it becomes findings of that case and the sweep goes on. A request
+    inside it that gets no answer is that case's (see `asking`)."""
     _checked(own(req), case)
     try:
-        yield
+        with asking(req, case):
+            yield
     except RequirementFailure as failure:
         for f in failure.findings:
             findings.items.append(Finding(f.req, f.message, f.case or case, f.request or request, f.kind, f.by))
+
+
+JSON_RPC_RESPONSE = ("JSON-RPC 2.0, which MCP messages MUST follow: 'When a rpc call is made, the Server MUST reply "
+                     "with a Response'")
+
+
+@contextmanager
+def asking(req: str | None = None, case: str | None = None) -> Iterator[None]:
+    """The requests inside test `req` (by default the running test's one requirement) for `case`:
+    one that gets no answer is a finding of theirs (`unanswered`), not of every requirement the
+    test cites. The innermost `asking` names it."""
+    try:
+        yield
+    except TimeoutError as exc:
+        if hasattr(exc, "full_wait") and getattr(exc, "rc_req", None) is None:
+            exc.rc_req, exc.rc_case = own(req), case
+        raise
+
+
+def unanswered(exc: BaseException, req: str | None, case: str | None = None) -> Finding | None:
+    """The finding a request left unanswered makes, or None where it is no evidence.
+
+    A request that waited its whole deadline, sent to a server that had answered the requests
+    before it on that connection, and got no answer breaks `req`, the requirement that request
+    tests: every request gets a response (JSON-RPC 2.0), and a refusal is an answer, so a hang on
+    an attack is a finding, never "not checked". A request to a server that had answered nothing
+    yet (it never came up), or one whose wait the breaker cut short, is not: the run's health
+    stop reports those."""
+    if req is None or not getattr(exc, "full_wait", False) or getattr(exc, "answered_before", 0) < 1:
+        return None
+    count = exc.answered_before
+    return Finding(req, f"{exc}: no answer, though the server had answered the {count} request{'s' if count > 1 else ''} "
+                        f"before it ({JSON_RPC_RESPONSE})", case, getattr(exc, "request", None))
 
 
 @dataclass

@@ -29,6 +29,14 @@ class SuiteRun:
         return {row["id"]: row["status"] for row in (self.results or {}).get("requirements", [])}
 
 
+def unchecked_passes(results: dict | None) -> list[str]:
+    """Requirements a run reports as pass although no check of theirs ran in any of their tests
+    (results.json `tests_checking`): a pass nothing earned. Every reference, mutant control and
+    variant run is held to none."""
+    return sorted(row["id"] for row in (results or {}).get("requirements", [])
+                  if row["status"] == "pass" and not row.get("tests_checking"))
+
+
 def run_suite(tmp_path: Path, *args: str, timeout: int = 900, env: dict[str, str] | None = None) -> SuiteRun:
     """`python -m contract_tests.cli -q --report DIR ARGS` in `tmp_path`: forked from this worker's
     warm suite (tests/warm.py: the same run without paying its imports again), or as a new

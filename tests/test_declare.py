@@ -115,3 +115,36 @@ def test_a_declaration_naming_the_load_command_twice_is_refused(tmp_path):
     with pytest.raises(declarations.DeclarationError, match="name the same command"):
         declarations.load(str(path), contracts.load_profile("open-notebook"))
 
+
+
+def test_a_declaration_with_a_renamed_key_is_read_in_its_new_place_with_a_warning(tmp_path):
+    """Users keep declarations in their repositories: vault-agent's `choices.traversal_code` and
+    `choices.unknown_note_id` (a week-old suite's spelling) are read as `error_codes`, with a
+    note naming the new place, until the next major version."""
+    from contract_tests import contracts, declarations
+    path = tmp_path / "decl.yaml"
+    path.write_text("profile: vault-agent\nchoices:\n  traversal_code: INVALID_PATH\n  unknown_note_id: INVALID_ID\n"
+                    "  batch: refuse\n")
+    notes: list[str] = []
+    data = declarations.load(str(path), contracts.load_profile("vault-agent"), notes)
+    assert data["error_codes"] == {"traversal": "INVALID_PATH", "absolute": "INVALID_PATH", "note_unknown": "INVALID_ID"}
+    assert data["choices"] == {"batch": "refuse"}
+    assert any("`choices.traversal_code` is renamed" in n and "error_codes.traversal" in n for n in notes), notes
+    assert any("`choices.unknown_note_id` is renamed" in n and "error_codes.note_unknown" in n for n in notes), notes
+    path.write_text("profile: vault-agent\nchoices: {traversal_code: INVALID_PATH}\nerror_codes: {traversal: PATH_OUTSIDE_VAULT}\n")
+    with pytest.raises(declarations.DeclarationError, match="disagree"):
+        declarations.load(str(path), contracts.load_profile("vault-agent"))
+    path.write_text("profile: vault-agent\nchoices: {traversal_code: NOT_A_CODE}\n")
+    with pytest.raises(declarations.DeclarationError, match="not among the codes"):  # still held to what is allowed
+        declarations.load(str(path), contracts.load_profile("vault-agent"))
+
+
+def test_every_renamed_declaration_key_names_a_place_the_profile_declares():
+    for profile_id in contracts.available_profiles():
+        declarable = contracts.load_profile(profile_id).data.get("declarable", {})
+        for old, new in declarable.get("renamed", {}).items():
+            for target in [new] if isinstance(new, str) else new:
+                section, _, key = target.partition(".")
+                assert section in declarable, (profile_id, old, target)
+                if section == "choices":
+                    assert key in declarable["choices"], (profile_id, old, target)

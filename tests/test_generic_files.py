@@ -104,3 +104,24 @@ def test_a_link_lying_in_the_root_is_told_from_a_path_through_it(files):
     assert not files.names_a_link_inside("links/escape-dir/secret.md")
     assert not files.names_a_link_inside("inbox/example.md")
     assert not files.names_a_link_inside("../outside/secret.md")
+
+
+def test_auto_keeps_the_path_forms_the_server_serves_and_never_files_its_own_guess():
+    """--mapping auto tries its proposal (contract_tests/generic_files/trial.py): a server that
+    resolves relative paths against its working directory keeps absolute paths; a tool no form
+    serves is left out with the reason; nothing served at all is a usage error, not GF-TOOL-001."""
+    from contract_tests.generic_files.trial import TrialFailed, decide
+    proposed = {"paths": "both", "tools": [{"name": "read", "role": "read", "path": "path"},
+                                           {"name": "ls", "role": "list", "path": "path"}]}
+    kept, notes = decide(proposed, {"relative": {"read": "denied", "ls": "denied"}, "absolute": {}})
+    assert kept["paths"] == "absolute" and len(kept["tools"]) == 2
+    assert any("absolute kept" in note for note in notes)
+    kept, notes = decide(proposed, {"relative": {}, "absolute": {}})
+    assert kept == proposed
+    kept, notes = decide({**proposed, "paths": "relative"}, {"relative": {}, "absolute": {}})
+    assert kept["paths"] == "relative"  # the proposal's own form, where it is served
+    kept, notes = decide(proposed, {"relative": {"ls": "x"}, "absolute": {"ls": "y", "read": "z"}})
+    assert kept["paths"] == "relative" and [t["name"] for t in kept["tools"]] == ["read"]
+    assert any("ls left out" in note for note in notes)
+    with pytest.raises(TrialFailed, match="no mapped tool served"):
+        decide(proposed, {"relative": {"read": "a", "ls": "b"}, "absolute": {"read": "c", "ls": "d"}})

@@ -145,6 +145,39 @@ def test_an_http_answer_without_a_json_rpc_body_fails_the_request_at_once():
         httpd.shutdown()
 
 
+def test_a_bodiless_delete_sends_no_content_type():
+    """Fastify (the public vault-agent) refuses `Content-Type: application/json` with an empty
+    body (FST_ERR_CTP_EMPTY_JSON_BODY, HTTP 400): a DELETE that ends the session carries no
+    Content-Type, so MCP-HTTP-002 judges the server, not the suite's header."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    from contract_tests.harness.http import HttpServer
+
+    seen: list[str | None] = []
+
+    class Strict(BaseHTTPRequestHandler):
+        def do_DELETE(self):  # noqa: N802 - http.server naming
+            seen.append(self.headers.get("Content-Type"))
+            self.send_response(400 if self.headers.get("Content-Type") else 200)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def log_message(self, *args):
+            return
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Strict)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        conn = HttpServer(f"http://127.0.0.1:{httpd.server_address[1]}/mcp")
+        conn.session_id = "s-1"
+        assert conn.delete() == 200
+        conn.close()  # the close path's DELETE too
+        assert seen == [None, None]
+    finally:
+        httpd.shutdown()
+
+
 def test_every_fixture_kind_of_the_spec_schema_is_registered_and_no_other():
     from contract_tests import contracts
     from contract_tests.harness import fixtures  # noqa: F401 - registers the kinds

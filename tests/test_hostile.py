@@ -30,7 +30,7 @@ FULL = os.environ.get("RC_HOSTILE_MATRIX") == "full"
 # The short thresholds of the cover: the suite's options, and the hostile server's sizes (a flood
 # and a gigabyte still far past every cap the suite keeps: 1,000 notifications, 4 MiB of logs).
 SHORT = {"suite": ["--request-timeout", "2", "--command-timeout", "5"],
-         "server": ["--delay", "1", "--flood", "50000", "--stderr-mib", "64", "--cmd-mib", "64"]}
+         "server": ["--delay", "1", "--flood", "50000", "--sustained", "10000", "--stderr-mib", "64", "--cmd-mib", "64"]}
 # A run's bound: start-up, the breaker's window (2.25 request timeouts) or a command's timeout,
 # and the reports; two minutes with the production thresholds (20 s, 45 s, 60 s), one with the
 # cover's (2 s, 4.5 s, 5 s), which leaves room for a machine the other self-tests share.
@@ -47,6 +47,7 @@ MODES = {
     "mid-message": ["stopped answering"],
     "garbage": ["MCP-RPC-003"],
     "stderr-gig": ["stderr lines past the caps"],
+    "floods": ["the server floods"],  # a flood before every answer: the flood budget stops the run (exit 9)
 }
 HTTP_MODES = {**MODES, "garbage": ["MCP-RPC-003"], "sse-open": [], "sse-endless": ["stopped answering"]}
 # Modes of the implementation's other commands (an index or load command), for the profiles
@@ -191,3 +192,6 @@ def test_a_hostile_server_gets_a_bounded_run_and_a_report(tmp_path, profile, tra
     assert not results.get("suite_errors"), f"{name}: suite errors {results.get('suite_errors')}"
     for words in modes_of(profile, transport)[mode]:
         assert words in output, f"{name}: the output does not say {words!r}\n{output[-3000:]}"
+    if mode == "floods":
+        assert code == 9 and any("floods" in why for why in results.get("run_stopped", [])), \
+            f"{name}: exit {code}, stopped {results.get('run_stopped')}\n{output[-3000:]}"

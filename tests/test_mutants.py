@@ -12,6 +12,7 @@ from __future__ import annotations
 import pytest
 
 from contract_tests import contracts
+from tests.conftest import unchecked_passes
 from tests.mutants import command, registry, suite_args
 
 MUTANTS = {name: m for name, m in registry().items() if not m.variant}
@@ -32,6 +33,7 @@ def test_the_suite_catches_the_mutant_by_requirement_id(suite_run, name):
     status = run.status()
     assert status.get(control) == "pass", f"{name}: the control {control} did not pass ({status.get(control)})\n" \
                                           f"{run.output[-3000:]}"
+    assert not unchecked_passes(run.results), f"{name}: pass with no check run: {unchecked_passes(run.results)}"
     missed = [(req, status.get(req)) for req, verdict in want.items() if status.get(req) != verdict]
     assert not missed, f"{name}: not reported as expected (want {want}): {missed}\n{run.output[-3000:]}"
     if "fail" in want.values():

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import unchecked_passes
 from tests.mutants import command, registry, suite_args
 
 VARIANTS = [(name, phase) for name, m in sorted(registry().items()) if m.variant for phase in (m.phases or (None,))]
@@ -18,3 +19,4 @@ def test_a_correct_variant_passes_the_default_run(suite_run, name, phase):
     status = run.status()
     bad = {k: v for k, v in status.items() if v not in ("pass", "skip", "n/a", "advisory")}
     assert run.code == 0 and not bad, f"{name}: {bad}\n{run.output[-4000:]}"
+    assert not unchecked_passes(run.results), f"{name}: pass with no check run: {unchecked_passes(run.results)}"

@@ -286,3 +286,19 @@ def test_a_sweep_keeps_a_bounded_number_of_findings_and_counts_the_rest():
     assert all(len(f.message) <= Findings.MESSAGE_CHARS + 6 for f in items)
     assert items[-2].req == "X-1" and "250 more" in items[-2].message and items[-2].kind == "fail"
     assert items[-1].req == "X-2" and items[-1].kind == "blocked" and items[-1].by == "X-1"
+
+
+def test_results_md_shows_every_case_id_grouped_not_only_three_findings():
+    """A user with 60 escapes sees all 60 case ids in results.md (grouped by attack, counted),
+    beside the first findings quoted in full."""
+    from contract_tests.report_markdown import case_groups, render_markdown
+    cases = [f"attack-{n}:{form}@read_text_file.path" for n in range(30) for form in ("relative", "absolute")]
+    row = {"id": "GF-ESC-001", "spec": "generic-files", "basis": "mcp", "tiers": ["security"], "status": "fail",
+           "tests_failing": 1, "tests_total": 1, "evidence": [f"[GF-ESC-001] {c}: escaped" for c in cases],
+           "cases": {"failing": sorted(cases)}}
+    doc = {"profile": "generic-files", "target": "x", "transport": "stdio", "phase": None, "summary": {"fail": 1},
+           "exit_status": 1, "requirements": [row]}
+    md = render_markdown(doc)
+    assert "60 cases: " in md and all(f"attack-{n} x2" in md for n in range(30))
+    assert "... 57 more in results.json" in md
+    assert case_groups(["a:relative@t", "a:absolute@t", "b"]) == "a x2 (relative@t, absolute@t); b"

@@ -21,8 +21,8 @@ from contract_tests.contracts import policy
 from contract_tests.concerns.common import applies as _applies, render
 from contract_tests.harness import canaries, oracles
 from contract_tests.harness.corpus import attack_path, no_echo_probes
-from contract_tests.harness.stdio import NoResponse, ServerGone
-from contract_tests.verdicts import Findings, RequirementFailure, describe_call, esc, one_case
+from contract_tests.harness.stdio import NoResponse, ServerGone, ServerStopped
+from contract_tests.verdicts import Finding, Findings, RequirementFailure, asking, describe_call, esc, one_case, unanswered
 
 FUZZ = settings(max_examples=100, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
@@ -84,12 +84,14 @@ class Attacker:
                                    declared=contracts.DECLARATION.get("trim_paths"))
         return oracles.corpus(entry, path, before_read=before)
 
-    def send(self, root: str, tool: dict[str, Any], path: Any) -> tuple[dict[str, Any], Any, str]:
+    def send(self, root: str, tool: dict[str, Any], path: Any, *, req: str | None = None,
+             case: str | None = None) -> tuple[dict[str, Any], Any, str]:
+        """One attack; a call left unanswered is `req`'s finding for `case` (verdicts.asking)."""
         arguments = render(tool.get("arguments", {}), {"root": root})
         arguments[tool["argument"]] = path
         arguments = self.names.args(tool["tool"], arguments)
         request = describe_call(tool["tool"], arguments)
-        with self.fixture.reading() as reads:
+        with self.fixture.reading() as reads, asking(req, case):
             response = self.server.call_tool(tool["tool"], arguments)
         return response, reads, request
 
@@ -164,7 +166,7 @@ def test_path_attacks_fail(case, profile, attack_fixture, attack_server, names):
                 if not findings.wants(case_id):
                     continue
                 path = attack_path(entry, attack_fixture.attack_placeholders(root))
-                response, reads, request = attacker.send(root, tool, path)
+                response, reads, request = attacker.send(root, tool, path, req=req, case=case_id)
                 attacker.judge(findings, req, case_id, root, attacker.outcome(entry, path, root), response, reads,
                                request)
 
@@ -195,10 +197,9 @@ def test_rejected_paths_are_never_echoed(case, profile, attack_fixture, attack_s
                 decoded = [t for text in _error_strings(response) for t in canaries.strings(text)]
                 if _leak_check_owns(profile, attack_fixture, decoded):
                     continue  # an echo carrying the fixture's own path: the error leak check reports it
-                for probe in no_echo_probes(entry, path):
-                    if any(probe in text for text in decoded):
-                        findings.fail("the error echoes the requested path", req=req, case=case_id, request=request)
-                        break
+                echoed = [probe for probe in no_echo_probes(entry, path) if any(probe in text for text in decoded)]
+                findings.check(not echoed, "the error echoes the requested path", req=req, case=case_id,
+                               request=request)
 
 
 def _leak_check_owns(profile, fixture, texts: list[str]) -> bool:
@@ -234,6 +235,8 @@ def test_generated_paths_never_escape_and_never_crash(case, profile, attack_fixt
     root, tool = attacker.targets()[0]
     hosted = attacker.spec.get("oracle") == "hosted"
     others: list = []  # findings under the other cited requirement: kept, never cut the search short
+    ended: list = []   # the finding of a generated path the server hung or crashed on: once found, the
+    #                    connection sends nothing more, and every later example fails the same way
 
     @FUZZ
     @given(st.lists(SEGMENTS, min_size=1, max_size=8), st.sampled_from(["/", "\\"]), st.booleans())
@@ -245,9 +248,14 @@ def test_generated_paths_never_escape_and_never_crash(case, profile, attack_fixt
         path = (sep if leading else "") + sep.join(parts)
         outcome = oracles.hosted(path) if hosted else oracles.Outcome("may-succeed")
         try:
-            response, reads, request = attacker.send(root, tool, path)
-        except (NoResponse, ServerGone) as exc:
-            raise RequirementFailure(Findings().items + [_crash(req, exc, path)]) from None
+            response, reads, request = attacker.send(root, tool, path, req=req)
+        except (NoResponse, ServerGone, ServerStopped) as exc:
+            if not ended:
+                # No evidence (the server had stopped answering before): blocked, as in the sweep.
+                ended.append(_crash(req, exc, path) or Finding(req, str(exc), None, None, "blocked",
+                                                               "the run stopped" if isinstance(exc, ServerStopped)
+                                                               else "no answer in time"))
+            raise RequirementFailure(ended) from None
         findings = Findings()
         if outcome.kind == "may-succeed" and not_a_failure(response) not in (None, "a successful result"):
             findings.fail(f"expected a result or a failure, got {not_a_failure(response)}", req=req, request=request)
@@ -274,6 +282,12 @@ def test_generated_paths_never_escape_and_never_crash(case, profile, attack_fixt
 
 
 def _crash(req: str, exc: Exception, path: str):
-    from contract_tests.verdicts import Finding
-    return Finding(req, f"the server stopped answering on a generated path ({exc})",
-                   request=f"path {json.dumps(path, ensure_ascii=True)}")
+    """A generated path the server crashed on, or left unanswered after answering the requests
+    before it: `req`'s finding, as in the path sweep (verdicts.unanswered). None otherwise."""
+    request = f"path {json.dumps(path, ensure_ascii=True)}"
+    if isinstance(exc, NoResponse):
+        found = unanswered(exc, req)
+        return Finding(req, found.message, None, request) if found else None
+    if isinstance(exc, ServerGone) and not exc.earlier:
+        return Finding(req, f"the server exited on a generated path ({exc})", request=request)
+    return None

@@ -24,4 +24,5 @@ def swept(own_servers, contract_fixture, mapping) -> Sweep:
         srv.close(timeout=5)
     sweep.stderr = list(srv.transcript.stderr)
     sweep.changes = contract_fixture.changes(before)
+    sweep.compared = len(before) if hasattr(before, "__len__") else 1
     return sweep

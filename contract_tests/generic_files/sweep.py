@@ -11,13 +11,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from contract_tests.checks import json_pointer, texts
+from contract_tests.checks import json_pointer, short, texts
 from contract_tests.contracts import policy
 from contract_tests.harness.corpus import attack_path
 from contract_tests.harness.files import COMMON_WORD, FilesFixture
-from contract_tests.harness.stdio import NoResponse
+from contract_tests.harness.stdio import NoResponse, ServerGone, ServerStopped
 from contract_tests.mapping import PathArgument, denial_forms, path_arguments, put
-from contract_tests.verdicts import describe_call
+from contract_tests.verdicts import describe_call, esc
 
 # Missing paths beside the corpus: a read must not fall back to another file for them.
 MISSING = [
@@ -30,6 +30,12 @@ MISSING = [
 # answer that echoes the query is no escape).
 OUTSIDE_QUERY = "never be read"
 PLAIN_FILE, PLAIN_DIR = "inbox/example.md", "inbox"
+PLAIN_QUERIES = ("example", "*example*")  # a plain search: a word of PLAIN_FILE, or a glob of its name
+
+
+def finds_plain(text: str, fixture: FilesFixture) -> bool:
+    """Whether a search's answer found PLAIN_FILE: names it, or carries its text."""
+    return "example.md" in text or f"rcf{fixture.file_token(PLAIN_FILE)}" in text
 
 
 @dataclass
@@ -54,6 +60,23 @@ class Call:
     text: str                   # the whole response, as JSON
     denied: bool
     probe: Probe | None = None  # None for a plain call or a search
+    answer: str = "answered"    # answered | no-answer | gone (the server exited on it) | not-sent (the run
+    #                             or the connection had stopped: the case was never tried)
+    error: BaseException | None = None  # why there is no answer (NoResponse, ServerGone, ServerStopped)
+
+    @property
+    def answered(self) -> bool:
+        return self.answer == "answered"
+
+    @property
+    def tests(self) -> str:
+        """The requirement this call tests, whose finding it is when the server leaves it
+        unanswered: a plain call GF-TOOL-001's; a path naming content outside the root, and a
+        search for the outside files' words, GF-ESC-001's; a path naming nothing, GF-DENY-001's
+        (no answer is no denial); any other path GF-TOOL-001's (a path the server serves)."""
+        if self.probe is None:
+            return "GF-TOOL-001" if self.case == "plain" or self.case.startswith("plain@") else "GF-ESC-001"
+        return {"outside": "GF-ESC-001", "missing": "GF-DENY-001"}.get(self.probe.kind, "GF-TOOL-001")
 
 
 @dataclass
@@ -62,6 +85,7 @@ class Sweep:
     calls: list[Call] = field(default_factory=list)        # attacks and searches
     stderr: list[str] = field(default_factory=list)        # what the server wrote meanwhile
     changes: list[str] = field(default_factory=list)       # the fixture after the run, vs before
+    compared: int = 0                                       # entries the before/after comparison covered
     listed: list[str] = field(default_factory=list)        # tools/list's names
 
 
@@ -113,21 +137,32 @@ def is_denial(response: dict[str, Any], forms: list[Any]) -> bool:
     return False
 
 
-def run_sweep(server: Any, fixture: FilesFixture, mapping: dict[str, Any]) -> Sweep:
-    style = mapping["paths"]
-    sweep = Sweep()
-    listing = server.request("tools/list", {}).get("result") or {}
-    sweep.listed = [t.get("name") for t in listing.get("tools", []) if isinstance(t, dict)]
-    arguments = path_arguments(mapping)
-
+def caller(server: Any, mapping: dict[str, Any]):
+    """A function that makes one mapped call and records it as a Call, answered or not."""
     def call(tool: str, role: str, label: str, case: str, args: dict[str, Any], probe: Probe | None) -> Call:
+        # Every case is recorded, answered or not: what the server answered before it stopped is
+        # judged, the case it left unanswered is the finding of the requirement it tests, and the
+        # cases after the stop (not sent: the connection sends nothing more) are blocked.
+        answer, error = "answered", None
         try:
             response = server.call_tool(tool, args)
-        except NoResponse as exc:  # judged by no test; the connection's next request ends the sweep
-            response = {"rc_no_answer": str(exc)}
+        except NoResponse as exc:
+            answer, error, response = "no-answer", exc, {"rc_no_answer": str(exc)}
+        except ServerGone as exc:
+            answer, error, response = ("not-sent" if exc.earlier else "gone"), exc, {"rc_no_answer": str(exc)}
+        except ServerStopped as exc:
+            answer, error, response = "not-sent", exc, {"rc_no_answer": str(exc)}
+        denied = answer == "answered" and is_denial(response, denial_forms(mapping, tool))
         return Call(tool, role, label, case, describe_call(tool, args), response,
-                    json.dumps(response, ensure_ascii=False), is_denial(response, denial_forms(mapping, tool)), probe)
+                    json.dumps(response, ensure_ascii=False), denied, probe, answer, error)
+    return call
 
+
+def plain_calls(server: Any, fixture: FilesFixture, mapping: dict[str, Any], style: str) -> dict[str, Call]:
+    """A plain call of each mapped tool inside the root, its paths in `style` (relative or
+    absolute): a read of PLAIN_FILE, a list (and a search) of PLAIN_DIR."""
+    call = caller(server, mapping)
+    out: dict[str, Call] = {}
     for tool in mapping["tools"]:
         args = dict(tool.get("arguments", {}))
         target = PLAIN_DIR if tool["role"] in ("list", "search") else PLAIN_FILE
@@ -136,8 +171,49 @@ def run_sweep(server: Any, fixture: FilesFixture, mapping: dict[str, Any]) -> Sw
                 args = put(args, tool[key], plain_path(fixture, style, target) if key == "path"
                            else [plain_path(fixture, style, target)])
         if "query" in tool:
-            args = put(args, tool["query"], "example")
-        sweep.plain[tool["name"]] = call(tool["name"], tool["role"], tool["name"], "plain", args, None)
+            # A word of the plain file's name and text; a search that matches names by glob finds
+            # it only as `*example*`: the second is tried when the first finds nothing.
+            plain = call(tool["name"], tool["role"], tool["name"], "plain", put(args, tool["query"], PLAIN_QUERIES[0]),
+                         None)
+            if plain.answered and not finds_plain(plain.text, fixture):
+                second = call(tool["name"], tool["role"], tool["name"], "plain",
+                              put(args, tool["query"], PLAIN_QUERIES[1]), None)
+                plain = second if not second.answered or finds_plain(second.text, fixture) else plain
+            out[tool["name"]] = plain
+            continue
+        out[tool["name"]] = call(tool["name"], tool["role"], tool["name"], "plain", args, None)
+    return out
+
+
+def broken_tools(plain: dict[str, Call], listed: list[Any], fixture: FilesFixture) -> dict[str, str]:
+    """Mapped tools whose plain call did not do what the mapping says, with why."""
+    out = {}
+    token = f"rcf{fixture.file_token(PLAIN_FILE)}"
+    for name, call in plain.items():
+        if not call.answered:
+            out[name] = f"a plain call got no answer: {call.error}"
+        elif name not in listed:
+            out[name] = f"{name} is not listed by tools/list (listed: {esc(sorted(map(str, listed))[:20])})"
+        elif call.denied:
+            out[name] = f"a plain call was answered as a denial: {short(call.response, 300)}"
+        elif call.role == "read" and token not in call.text:
+            out[name] = f"a read of {PLAIN_FILE} did not return its content: {short(call.response, 300)}"
+        elif call.role == "list" and "example.md" not in call.text:
+            out[name] = f"a list of inbox/ did not name example.md: {short(call.response, 300)}"
+        elif call.role == "search" and not finds_plain(call.text, fixture):
+            out[name] = (f"a search for {' or '.join(map(repr, PLAIN_QUERIES))} did not find {PLAIN_FILE} (its name "
+                         f"or its text): {short(call.response, 300)}")
+    return out
+
+
+def run_sweep(server: Any, fixture: FilesFixture, mapping: dict[str, Any]) -> Sweep:
+    style = mapping["paths"]
+    sweep = Sweep()
+    listing = server.request("tools/list", {}).get("result") or {}
+    sweep.listed = [t.get("name") for t in listing.get("tools", []) if isinstance(t, dict)]
+    arguments = path_arguments(mapping)
+    call = caller(server, mapping)
+    sweep.plain = plain_calls(server, fixture, mapping, style)
     corpus = probes(fixture)  # what each path names, read once, before the server is asked anything
     for argument in arguments:
         for probe in corpus:

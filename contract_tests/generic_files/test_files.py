@@ -7,9 +7,10 @@ from __future__ import annotations
 import pytest
 
 from contract_tests.checks import short
-from contract_tests.generic_files.sweep import PLAIN_FILE, Call
+from contract_tests.harness.canaries import redact
+from contract_tests.generic_files.sweep import Call, broken_tools
 from contract_tests.mapping import denial_forms
-from contract_tests.verdicts import Findings, esc
+from contract_tests.verdicts import Finding, Findings, esc, unanswered
 
 TOOL = "GF-TOOL-001"
 
@@ -17,18 +18,34 @@ TOOL = "GF-TOOL-001"
 def _broken(sweep, contract_fixture) -> dict[str, str]:
     """Mapped tools whose plain call did not do what the mapping says (GF-TOOL-001's findings),
     with why: checks that need a working tool are blocked on them."""
-    out = {}
-    token = f"rcf{contract_fixture.file_token(PLAIN_FILE)}"
-    for name, call in sweep.plain.items():
-        if name not in sweep.listed:
-            out[name] = f"{name} is not listed by tools/list (listed: {esc(sorted(map(str, sweep.listed))[:20])})"
-        elif call.denied:
-            out[name] = f"a plain call was answered as a denial: {short(call.response, 300)}"
-        elif call.role == "read" and token not in call.text:
-            out[name] = f"a read of {PLAIN_FILE} did not return its content: {short(call.response, 300)}"
-        elif call.role == "list" and "example.md" not in call.text:
-            out[name] = f"a list of inbox/ did not name example.md: {short(call.response, 300)}"
-    return out
+    return broken_tools(sweep.plain, sweep.listed, contract_fixture)
+
+
+def _unanswered(findings: Findings, call: Call, req: str, case: str | None = None) -> bool:
+    """Whether `call` got no answer; if so, what that means for `req`'s case: the finding of the
+    requirement the call tests (Call.tests) where the server had answered the calls before it
+    (verdicts.unanswered) or exited on it, else not checked (blocked), naming why."""
+    if call.answered:
+        return False
+    case = case or call.case
+    found = None
+    if call.tests == req and call.answer == "no-answer":
+        found = unanswered(call.error, req, case)
+    elif call.tests == req and call.answer == "gone":
+        found = Finding(req, f"the server exited on this call: {call.error}", case)
+    if found is not None:
+        findings.fail(found.message, req=req, case=case, request=call.request)
+    else:
+        by = "the run stopped" if call.answer == "not-sent" else call.tests if call.tests != req else "no answer in time"
+        findings.block(f"no answer to this case: {call.error}", req=req, by=by, case=case, request=call.request)
+    return True
+
+
+def _around_outside(text: str, contract_fixture) -> str:
+    """The answer around the outside file's canary (redacted), not its first characters: where
+    the escaped content sits in a long answer is the evidence."""
+    token = contract_fixture.canaries["outside"]
+    return redact(text, {"outside": token}, around=120) if token.lower() in text.lower() else short(text, 240)
 
 
 def _outside(call: Call, contract_fixture) -> bool:
@@ -41,7 +58,12 @@ def test_every_mapped_tool_answers_a_plain_call_inside_the_root(swept, contract_
     broken = _broken(swept, contract_fixture)
     with Findings() as findings:
         for name, call in swept.plain.items():
+            if _unanswered(findings, call, TOOL, f"plain@{name}"):
+                continue
             findings.check(name not in broken, broken.get(name, ""), case=f"plain@{name}", request=call.request)
+        for call in swept.calls:  # a path inside the root the server left unanswered (not one never sent)
+            if call.tests == TOOL and call.answer in ("no-answer", "gone") and findings.wants(call.case):
+                _unanswered(findings, call, TOOL)
 
 
 @pytest.mark.security
@@ -51,9 +73,14 @@ def test_no_path_or_search_reads_outside_the_root(swept, contract_fixture):
         for call in [*swept.plain.values(), *swept.calls]:
             if not findings.wants(call.case):
                 continue
+            if not call.answered:
+                if call.tests == "GF-ESC-001" or call.answer == "not-sent":
+                    _unanswered(findings, call, "GF-ESC-001")
+                continue
             aim = f" (the path names {call.probe.kind} content)" if call.probe else ""
             findings.check(not _outside(call, contract_fixture), f"the answer carries content of a file outside "
-                           f"the root{aim}: {short(call.text, 240)}", case=call.case, request=call.request)
+                           f"the root{aim}: {_around_outside(call.text, contract_fixture)}", case=call.case,
+                           request=call.request)
         leaked = [line for line in swept.stderr if contract_fixture.canaries["outside"] in line]
         findings.check(not leaked, f"the server's stderr carries content of a file outside the root ({len(leaked)} "
                        f"lines): it read it; first: {esc(leaked[:1], 240)}", case="stderr")
@@ -72,7 +99,7 @@ def test_a_read_returns_only_the_file_its_path_names(swept, contract_fixture, ma
         for call in swept.calls:
             if call.role != "read" or call.probe is None or call.tool in broken or _outside(call, contract_fixture):
                 continue  # outside content is the escape's finding
-            if not findings.wants(call.case):
+            if not findings.wants(call.case) or _unanswered(findings, call, "GF-WRONG-001"):
                 continue
             probe = call.probe
             allowed = set(probe.expected)
@@ -92,12 +119,11 @@ def test_a_path_that_is_not_served_is_denied_visibly(swept, contract_fixture, ma
             findings.block(f"{name}: {broken[name]}", by=TOOL, case=f"plain@{name}")
         for call in swept.calls:
             probe = call.probe
-            if probe is None or probe.kind == "inside" or call.tool in broken or _outside(call, contract_fixture) \
-                    or "rc_no_answer" in call.response:
+            if probe is None or probe.kind == "inside" or call.tool in broken or _outside(call, contract_fixture):
                 continue
             if probe.link and call.role in ("stat", "list"):
                 continue  # it may answer for the link itself (lstat, ls -l): nothing outside is read
-            if not findings.wants(call.case):
+            if not findings.wants(call.case) or _unanswered(findings, call, "GF-DENY-001"):
                 continue
             aim = "nothing that exists" if probe.kind == "missing" else "something outside the root"
             forms = ", ".join(str(f) for f in denial_forms(mapping, call.tool)) or "none declared"
@@ -118,7 +144,7 @@ def test_no_answer_names_the_roots_absolute_path(swept, contract_fixture, mappin
         for call in [*swept.plain.values(), *swept.calls]:
             if call.tool in disclosing or token in call.request:
                 continue  # an absolute path the suite sent may come back: the client knows it
-            if not findings.wants(call.case):
+            if not findings.wants(call.case) or _unanswered(findings, call, "GF-LEAK-001"):
                 continue
             findings.check(token not in call.text, f"the answer names an absolute path of the fixture: "
                            f"{short(call.text, 240)}", case=call.case, request=call.request)
@@ -128,7 +154,13 @@ def test_no_answer_names_the_roots_absolute_path(swept, contract_fixture, mappin
 @pytest.mark.req("GF-WRITE-001")
 def test_the_run_leaves_the_root_and_its_surroundings_unchanged(swept):
     with Findings() as findings:
-        findings.check(True, "")  # the comparison ran: an unchanged tree is this check holding
+        # The snapshot after the server stopped is compared with the one before it started, over
+        # every entry of the root and its surroundings; each change is a case of its own.
+        if not swept.compared:
+            findings.block("the snapshot before the server started holds no entry: nothing was compared",
+                           by="the fixture")
+        elif not swept.changes:
+            findings.check(not swept.changes, "", case="tree")
         for change in swept.changes:  # "new: vault/x", "changed: outside/secret.md", ...
             findings.fail(f"after the run, differs from before the server started: {esc(change)}",
                           case=change.split(": ", 1)[-1])

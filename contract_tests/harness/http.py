@@ -20,7 +20,7 @@ from typing import Any
 
 import httpx
 
-from .limits import LIMITS
+from .limits import HEALTH, LIMITS
 from .reader import Oversize, _Watch, read_lines
 from .stdio import BadAnswer, Connection, ServerGone
 from .transcript import Transcript
@@ -208,6 +208,8 @@ class HttpServer(Connection):
 
         def message(text: str) -> None:
             msg_id = _id_of(text) if '"id"' in text else None
+            if msg_id is None:
+                HEALTH.flooded(len(text))
             self.transcript.add("stdout", text, force=msg_id is not None)
             if msg_id is not None or len(kept) < LIMITS.max_unsolicited:  # a stream of notifications: capped
                 kept.append(text)
@@ -334,11 +336,17 @@ class HttpServer(Connection):
             message = None
         self._outbox.put((data, message))
 
+    def bodiless_headers(self) -> dict[str, str]:
+        """The headers of a request without a body (DELETE): no Content-Type, which describes a
+        body (RFC 9110, 8.3); some HTTP stacks refuse `Content-Type: application/json` with an
+        empty body (Fastify: FST_ERR_CTP_EMPTY_JSON_BODY), which would be the suite's fault."""
+        return {k: v for k, v in self.headers().items() if k.lower() != "content-type"}
+
     def delete(self) -> int:
         """DELETE the session on a new connection; the status, the body left unread."""
         self.transcript.add("raw", "DELETE (end the session)")
         with httpx.Client(timeout=httpx.Timeout(LIMITS.request_timeout, connect=10.0)) as client, \
-                client.stream("DELETE", self.url, headers=self.headers()) as response:
+                client.stream("DELETE", self.url, headers=self.bodiless_headers()) as response:
             self.transcript.add("raw", f"HTTP {response.status_code} {dict(response.headers)}")
             return response.status_code
 
@@ -348,7 +356,7 @@ class HttpServer(Connection):
             return self.proc.returncode if self.proc is not None else 0
         if self.session_id:
             try:
-                self.http.delete(self.url, headers=self.headers())
+                self.http.delete(self.url, headers=self.bodiless_headers())
             except httpx.HTTPError:
                 pass
         self._outbox.put(None)

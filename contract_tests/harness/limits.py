@@ -31,6 +31,8 @@ class Limits:
     max_kept_total: int = 64 * MIB       # characters kept over every connection of the process (responses aside)
     log_line_chars: int = 64 * 1024      # one log line (stderr) kept; the rest is counted and searched
     max_unsolicited: int = 1_000         # notifications and requests the server sent, kept per connection
+    flood_messages: int = 500_000        # unrequested messages over the run (every connection) that end it
+    flood_bytes: int = 64 * MIB          # or their bytes: a server that floods without end ends the run
     unanswered_limit: int = 3            # requests in a row without an answer that end the run
     unanswered_seconds: float = 45.0     # or this long waited in a row without an answer (2.25 timeouts)
     slow_limit: int = 4                  # answers in a row slower than slow_seconds
@@ -57,6 +59,7 @@ class Health:
         self.silent: dict[str, tuple[int, float]] = {}  # method -> (unanswered in a row, seconds waited)
         self.slow = 0                                    # slow answers in a row (counted methods)
         self.stalls = 0                                  # connections that stopped answering
+        self.unrequested = [0, 0]                        # unrequested messages, and their bytes, over the run
         self.stopped: str | None = None
         self.started = time.monotonic()
         # A command role (index, load) that did not finish in time -> the seconds it was given. Not
@@ -67,6 +70,22 @@ class Health:
         with self._lock:
             self.silent, self.slow, self.stopped, self.started = {}, 0, None, time.monotonic()
             self.stalls = 0
+            self.unrequested = [0, 0]
+
+    def flooded(self, nbytes: int) -> None:
+        """One message the suite did not ask for (a notification, a stray line). Past
+        LIMITS.flood_messages of them, or LIMITS.flood_bytes, over the run, the run stops: every
+        one is read and counted, so a server that floods before every answer would otherwise
+        take the run for ever (the first of them are kept as evidence, the rest counted)."""
+        count = self.unrequested
+        count[0] += 1  # under the GIL; an approximate count is enough for a budget this large
+        count[1] += nbytes
+        if self.stopped is None and (count[0] > LIMITS.flood_messages or count[1] > LIMITS.flood_bytes):
+            with self._lock:
+                if self.stopped is None:
+                    self._stop(f"the server floods: {count[0]:,} notifications or other unrequested messages "
+                               f"({count[1] / MIB:,.0f} MiB) over the run, past the budget of "
+                               f"{LIMITS.flood_messages:,} messages or {LIMITS.flood_bytes // MIB:,} MiB")
 
     def answered(self, method: str, seconds: float = 0.0) -> None:
         """An answer. As many slow ones in a row as LIMITS.slow_limit (each over a quarter of the

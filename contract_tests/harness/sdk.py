@@ -19,7 +19,7 @@ from mcp import ClientSession
 from mcp.shared.message import SessionMessage
 
 from .limits import COUNTED, HEALTH, LIMITS
-from .stdio import BadAnswer, Connection, NoResponse, ServerStopped, protocol_version
+from .stdio import BadAnswer, Connection, NoResponse, ServerStopped, describe_request, protocol_version
 
 
 def dump(model: Any) -> dict[str, Any]:
@@ -82,7 +82,10 @@ class SdkClient:
         if self.server.stalled:
             raise ServerStopped(f"this server stopped answering earlier ({self.server.stalled}); "
                                 "nothing more is sent to it")
-        timeout = HEALTH.deadline(method, self.timeout or LIMITS.request_timeout)
+        asked = self.timeout or LIMITS.request_timeout
+        describe = describe_request(method, {"name": args[0], "arguments": args[1] if len(args) > 1 else {}}
+                                    if method == "tools/call" and args else None)
+        timeout = HEALTH.deadline(method, asked)
         started = time.monotonic()
 
         async def bounded() -> Any:
@@ -95,7 +98,9 @@ class SdkClient:
             if method in COUNTED:
                 self.server.stalled = f"no answer to {method} within {timeout:g} s"
                 HEALTH.stalled(self.server.stalled)
-            raise NoResponse(f"no response to {method or 'a request'} within {timeout:g} s") from exc
+            answered, self.server.answered_requests = self.server.answered_requests, 0
+            raise NoResponse(f"no response to {method or 'a request'} within {timeout:g} s",
+                             answered_before=answered, full_wait=timeout >= asked, request=describe) from exc
         except MCPError as exc:
             data = exc.error.data
             if isinstance(data, dict) and BadAnswer.MARK in data:  # made by the HTTP harness
@@ -103,6 +108,7 @@ class SdkClient:
                 raise BadAnswer(f"the answer to {method} was {data[BadAnswer.MARK]}") from None
             raise
         HEALTH.answered(method, time.monotonic() - started)
+        self.server.answered_requests += 1
         return result
 
     @property

@@ -57,7 +57,20 @@ class ServerGone(RuntimeError):
 
 
 class NoResponse(TimeoutError):
-    """The server did not answer a request in time."""
+    """The server did not answer a request in time.
+
+    `answered_before`: requests of this connection it had answered (initialize included);
+    `full_wait`: whether the request waited its whole deadline (not one the breaker shortened
+    after earlier silence); `request`: the call, described. A request a healthy server leaves
+    unanswered is evidence (verdicts.unanswered); a test names the requirement and case it
+    tests in `rc_req` and `rc_case` when it knows them better than its cited ids do."""
+
+    def __init__(self, message: str, *, answered_before: int = 0, full_wait: bool = False,
+                 request: str | None = None) -> None:
+        super().__init__(message)
+        self.answered_before = answered_before
+        self.full_wait = full_wait
+        self.request = request
 
 
 class ServerStopped(RuntimeError):
@@ -82,6 +95,13 @@ class MessageTooLarge(RuntimeError):
         self.record = record
 
 
+def describe_request(method: str, params: Any) -> str:
+    """A request as a finding names it: `tools/call NAME {...}` for a tool call."""
+    if method == "tools/call" and isinstance(params, dict) and isinstance(params.get("name"), str):
+        return f"tools/call {params['name']} {json.dumps(params.get('arguments', {}), ensure_ascii=True, sort_keys=True)}"
+    return method if params is None else f"{method} {json.dumps(params, ensure_ascii=True, sort_keys=True)[:300]}"
+
+
 class Connection:
     """One MCP connection: raw requests matched by id, and a hand-off to an attached SDK session.
 
@@ -98,6 +118,8 @@ class Connection:
         self.oversize: list[Oversize] = []
         self._answered: set[Any] = set()  # request ids whose (first) response the transcript kept
         self.stalled: str | None = None   # why this connection is taken to have stopped answering
+        self.answered_requests = 0         # requests of the suite's (raw or SDK) answered in a row (a request
+        #                                    left unanswered starts the count again)
         self.waits: dict[str, float] = {}  # request id -> seconds its caller waits
         self._ids = itertools.count(1)
         self._pending: dict[str, queue.Queue] = {}
@@ -140,6 +162,8 @@ class Connection:
         always kept; a flood of anything else is capped there), then to whoever awaits it. Past
         LIMITS.max_unsolicited, a line without an id (a notification, garbage) is not even parsed:
         a flood of a million costs counting, not a million parses."""
+        if '"id"' not in line:
+            HEALTH.flooded(len(line))
         if self.unsolicited_count + len(self.bad_lines) >= LIMITS.max_unsolicited and '"id"' not in line:
             self.unsolicited_count += 1
             self.transcript.add("stdout", line)
@@ -224,7 +248,8 @@ class Connection:
         if self.stalled:
             raise ServerStopped(f"this server stopped answering earlier ({self.stalled}); nothing more is sent to it")
         ordinary = timeout is None  # a check that asks for a longer wait expects a slow answer
-        timeout = HEALTH.deadline(method, LIMITS.request_timeout if timeout is None else timeout)
+        asked = LIMITS.request_timeout if timeout is None else timeout
+        timeout = HEALTH.deadline(method, asked)
         msg_id = f"rc-{next(self._ids)}"
         self.waits[msg_id] = timeout  # how long its answer may take (HTTP reads its stream as long)
         sent_at = time.monotonic()
@@ -246,7 +271,9 @@ class Connection:
                 if method in COUNTED:
                     self.stalled = f"no answer to {method} within {timeout:g} s"
                     HEALTH.stalled(self.stalled)
-                raise NoResponse(f"no response to {method} within {timeout:g} s") from exc
+                answered, self.answered_requests = self.answered_requests, 0
+                raise NoResponse(f"no response to {method} within {timeout:g} s", answered_before=answered,
+                                 full_wait=timeout >= asked, request=describe_request(method, params)) from exc
         finally:
             with self._lock:
                 self._pending.pop(msg_id, None)
@@ -258,6 +285,7 @@ class Connection:
             HEALTH.oversized(method, response.size)
             raise MessageTooLarge(method, response)
         HEALTH.answered(method, time.monotonic() - sent_at if ordinary else 0.0)
+        self.answered_requests += 1
         return response
 
     def _exit_note(self) -> str:

@@ -55,6 +55,7 @@ INTERPRETATION_RULE = {  # list_constraints' interpretation_rule (ON-WORLD-005)
                        "prefer artifacts over synthesis"),
     "when_in_doubt": ("do not answer", "explain why")}
 AVAILABLE_OPERATIONS = COLLECTION_SCOPED
+FORBIDDEN_RECOVERY = "This world is read-only. Use external tools for mutation."  # assertReadOnly's (ON-TEXT-003)
 
 
 def padded(query: str) -> str:
@@ -100,10 +101,45 @@ def result_meta(response: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass
 class Found:
-    """A fixture passage as the server serves it: its reference and fetch_passage's body."""
+    """A fixture passage as the server serves it: its reference and fetch_passage's body.
+    `exact` is False for a stand-in: a passage of the collection search did find, served when
+    the one asked for was not (which passages a query finds is the server's, ON-SRCH-011)."""
     source_id: str
     pointer: dict[str, Any]
     body: dict[str, Any]
+    exact: bool = True
+
+    @property
+    def text(self) -> Any:
+        return (self.body.get("passage") or {}).get("exact_text")
+
+
+# What blocks a check that needs a passage or an artifact the server serves: seed requirements
+# only (an advisory never decides a seed check). ON-SRCH-012: no search of the collection's own
+# passages gave a reference fetch_passage answers; ON-ART-012: retrieve_artifact answers no
+# identifier list_artifact_sets gives.
+NO_PASSAGE = "ON-SRCH-012"
+NO_ARTIFACT = "ON-ART-012"
+
+
+def locations(fixture: NotebooksFixture, role: str, text: Any) -> set[tuple[str, int | None]]:
+    """(notebook id, page) of every place of `role`'s collection whose text holds `text`
+    (page None: across a page boundary only)."""
+    out: set[tuple[str, int | None]] = set()
+    if not isinstance(text, str) or not text:
+        return out
+    for nb_id, notebook in fixture.collection(role).notebooks.items():
+        pages = {n for n, page in enumerate(notebook.page_texts, 1) if text in page}
+        out |= {(nb_id, n) for n in pages} or ({(nb_id, None)} if text in notebook.text else set())
+    return out
+
+
+def places(fixture: NotebooksFixture, role: str, found: Found, passage: PassageInfo) -> set[tuple[str, int | None]]:
+    """Where the passage `found` serves is in the fixture: the fixture passage's own notebook
+    and page, or for a stand-in every place its text is (else the place search pointed at)."""
+    if found.exact:
+        return {(passage.notebook_id, passage.page)}
+    return locations(fixture, role, found.text) or {(found.pointer.get("notebook_id"), found.pointer.get("page"))}
 
 
 @dataclass
@@ -113,6 +149,7 @@ class Session(Calls):
     profile: contracts.Profile
     fixture: NotebooksFixture
     found: dict[tuple[str, str], Found] = field(default_factory=dict)
+    stand_ins: dict[str, Found] = field(default_factory=dict)  # role -> a passage search did find
     artifacts: dict[str, dict[str, ArtifactInfo]] = field(default_factory=dict)  # role -> wire id -> artifact
 
     def read(self, response: dict[str, Any]) -> dict[str, Any]:
@@ -144,23 +181,24 @@ class Session(Calls):
         return "ON-COLL-003" if cid in ids else "ON-COLL-001"
 
     # -- finding the fixture's passages and artifacts -------------------------------------------
-    def find(self, role: str, passage: PassageInfo, *, req: str | None = None) -> Found:
+    def find(self, role: str, passage: PassageInfo, *, req: str | None = None, exact: bool = False) -> Found:
         """The server's passage for a fixture passage: searched by its text, then the result on
         its notebook (and page) whose fetched text is it, holds it, or is held by it. The session
-        must be in `role`'s collection."""
+        must be in `role`'s collection. When search does not find that one, a stand-in (any
+        passage of the collection search finds, `Found.exact` False) unless `exact`; with no
+        passage found at all, blocked by ON-SRCH-012 (a seed requirement, never ON-SRCH-011)."""
         req = own(req)
         key = (role, passage.source_id)
         if key in self.found:
             return self.found[key]
         args = {"query": passage.exact_text, "k": 50}
         response, request = self.raw("semantic_search", args)
-        if not called_ok(response):
-            raise blocked(f"semantic_search failed: {short(response, 200)}", req=req, by="ON-SRCH-011", request=request)
-        results = (tool_output(response, req=req) or {}).get("results") or []
+        results = (tool_output(response, req=req) or {}).get("results") or [] if called_ok(response) else []
         best: tuple[int, Found] | None = None
         for result in results:
             pointer = result.get("source_pointer") or {} if isinstance(result, dict) else {}
-            if pointer.get("notebook_id") != passage.notebook_id or pointer.get("page") not in (None, passage.page):
+            if not isinstance(pointer, dict) or pointer.get("notebook_id") != passage.notebook_id \
+                    or pointer.get("page") not in (None, passage.page):
                 continue
             fetched, _ = self.raw("fetch_passage", {"source_id": result.get("reference_id")})
             if not called_ok(fetched):
@@ -173,12 +211,37 @@ class Session(Calls):
                 2 if text in passage.exact_text else None
             if rank is not None and (best is None or rank < best[0]):
                 best = (rank, Found(result["reference_id"], pointer, body))
-        if best is None:
-            raise blocked(f"semantic_search for the fixture's {passage.kind} passage found no result on its "
-                          "notebook and page whose text matches (see ON-SRCH-011)", req=req, by="ON-SRCH-011",
-                               request=request)
-        self.found[key] = best[1]
-        return best[1]
+        if best is not None:
+            self.found[key] = best[1]
+            return best[1]
+        if not exact:
+            return self.stand_in(role, req=req)
+        raise blocked(f"semantic_search for the fixture's {passage.kind} passage found no result on its "
+                      "notebook and page whose text matches (see ON-SRCH-011)", req=req, by="ON-SRCH-011",
+                      request=request)
+
+    def stand_in(self, role: str, *, req: str | None = None) -> Found:
+        """Any passage of `role`'s collection that search finds and fetch_passage answers: the
+        collection's passages searched by their text (k 50) in turn, their results fetched,
+        until one answers. None answers: blocked by ON-SRCH-012 (whose check fails then)."""
+        req = own(req)
+        if role in self.stand_ins:
+            return self.stand_ins[role]
+        for passage in self.fixture.collection(role).passages:
+            response, _request = self.raw("semantic_search", {"query": passage.exact_text, "k": 50})
+            results = (tool_output(response, req=req) or {}).get("results") or [] if called_ok(response) else []
+            for result in results:
+                if not isinstance(result, dict) or not isinstance(result.get("reference_id"), str):
+                    continue
+                fetched, _ = self.raw("fetch_passage", {"source_id": result["reference_id"]})
+                body = tool_output(fetched, req=req) if called_ok(fetched) else None
+                text = ((body or {}).get("passage") or {}).get("exact_text") if isinstance(body, dict) else None
+                if isinstance(text, str) and text:
+                    pointer = result.get("source_pointer") if isinstance(result.get("source_pointer"), dict) else {}
+                    self.stand_ins[role] = Found(result["reference_id"], pointer, body, exact=False)
+                    return self.stand_ins[role]
+        raise blocked(f"no search of the {role} collection's passages gave a reference fetch_passage answers "
+                      f"(see {NO_PASSAGE})", req=req, by=NO_PASSAGE)
 
     def fetched(self, query: str, k: int = 10, *,
                 req: str | None = None) -> list[tuple[dict[str, Any], dict[str, Any], str]]:
@@ -188,7 +251,7 @@ class Session(Calls):
         args = {"query": query, "k": k}
         response, request = self.raw("semantic_search", args)
         if not called_ok(response):
-            raise blocked(f"semantic_search failed: {short(response, 200)}", req=req, by="ON-SRCH-011", request=request)
+            raise blocked(f"semantic_search failed: {short(response, 200)}", req=req, by=NO_PASSAGE, request=request)
         body = tool_output(response, req=req)
         body = body if isinstance(body, dict) else {}
         out = []
@@ -202,17 +265,24 @@ class Session(Calls):
 
     def fetched_all(self, queries: list[str], k: int = 5, *,
                     req: str | None = None) -> list[tuple[dict[str, Any], dict[str, Any], str]]:
-        """fetched() of every query; blocked (by ON-SRCH-011) when no search result could be fetched:
+        """fetched() of every query; blocked (by ON-SRCH-012) when no search result could be fetched:
         a check of fetched passages that saw none has checked nothing."""
         req = own(req)
-        out = [f for query in queries for f in self.fetched(query, req=req, k=k)]
+        out = []
+        for query in queries:
+            try:
+                out += self.fetched(query, req=req, k=k)
+            except RequirementFailure:
+                continue  # this query's search failed; the others may still give passages
         if not out:
-            raise blocked("no search result of the fixture's passages could be fetched (see ON-SRCH-011)", req=req,
-                          by="ON-SRCH-011")
+            raise blocked(f"no search result of the fixture's passages could be fetched (see {NO_PASSAGE})", req=req,
+                          by=NO_PASSAGE)
         return out
 
-    def artifact_ids(self, *, req: str | None = None) -> dict[str, list[str]]:
-        """Set id -> the artifact ids list_artifact_sets names for it, in the active collection."""
+    def artifact_ids(self, *, req: str | None = None, sets: bool = True) -> dict[str, list[str]]:
+        """Set id -> the artifact ids list_artifact_sets names for it, in the active collection;
+        for a set that names none (the seed's own listing has no field for them), its
+        artifact_set_id, the one identifier the seed's listing gives (unless `sets` is False)."""
         req = own(req)
         body = self.ok("list_artifact_sets", {}, req=req)
         out: dict[str, list[str]] = {}
@@ -222,7 +292,9 @@ class Session(Calls):
             items = find_list(self.profile, "list_artifact_sets.artifact_ids", entry) or []
             ids = [i if isinstance(i, str) else i.get("artifact_id") for i in items
                    if isinstance(i, str) or isinstance(i, dict)]
-            out[str(entry.get("artifact_set_id"))] = [i for i in ids if isinstance(i, str)]
+            ids = [i for i in ids if isinstance(i, str)]
+            set_id = entry.get("artifact_set_id")
+            out[str(set_id)] = ids or ([set_id] if sets and isinstance(set_id, str) else [])
         return out
 
     def artifact_map(self, role: str, *, req: str | None = None) -> dict[str, ArtifactInfo]:
@@ -244,6 +316,8 @@ class Session(Calls):
             remaining = list(artifacts)
             for wire in ids:
                 response, _ = self.raw("retrieve_artifact", {"artifact_id": wire})
+                if wire == set_id and not called_ok(response):
+                    continue  # a set's own id, tried because the set names none: not an artifact's
                 contents = (tool_output(response, req=req) or {}).get("contents") if called_ok(response) else None
                 match = next((a for a in remaining if self.fixture.payload(a) == contents), None) or \
                     next((a for a in remaining if wire == a.local_id or wire.endswith(a.local_id)
@@ -254,8 +328,8 @@ class Session(Calls):
                     mapping[wire] = match
                     remaining.remove(match)
         if not mapping:
-            raise blocked("list_artifact_sets names no artifact id the suite can use (see ON-COLL-007)", req=req,
-                          by="ON-COLL-007")
+            raise blocked(f"retrieve_artifact answers no identifier list_artifact_sets gives (see {NO_ARTIFACT})",
+                          req=req, by=NO_ARTIFACT)
         self.artifacts[role] = mapping
         return mapping
 
@@ -288,8 +362,8 @@ def hits(body: Any, needles: dict[str, str], echoed: tuple[str, ...] = ()) -> li
     return sorted(label for label, needle in needles.items() if any(needle in text for text in found))
 
 
-__all__ = ["AVAILABLE_OPERATIONS", "COLLECTION_SCOPED", "Found", "Session", "as_failure", "content_tokens",
-           "echoes", "error_type", "hits", "padded", "profiles_mark", "result_meta", "PROFILE", "ROLES", "STEP_ORDER"]
+__all__ = ["AVAILABLE_OPERATIONS", "COLLECTION_SCOPED", "FORBIDDEN_RECOVERY", "Found", "NO_ARTIFACT", "NO_PASSAGE",
+           "Session", "as_failure", "content_tokens", "echoes", "locations", "places", "error_type", "hits", "padded", "profiles_mark", "result_meta", "PROFILE", "ROLES", "STEP_ORDER"]
 
 
 def listed_tools(server) -> list[dict]:

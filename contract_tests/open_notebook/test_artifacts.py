@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from contract_tests.checks import short
-from contract_tests.open_notebook.common import error_type, profiles_mark
+from contract_tests.checks import called_ok, short
+from contract_tests.open_notebook.common import error_type, places, profiles_mark
 from contract_tests.running import own
 from contract_tests.verdicts import Findings, RequirementFailure, describe_call
 
@@ -118,6 +118,7 @@ def test_an_artifacts_provenance_is_its_stored_chain(main):
 @pytest.mark.req("ON-PROV-002")
 def test_a_sources_provenance_names_its_notebook(main, notebooks):
     main.enter("active")
+    seen: set[str] = set()
     with Findings() as findings:
         for kind in ("probe", "canary", "fence"):
             passage = notebooks.collection("active").passage(kind)
@@ -127,13 +128,37 @@ def test_a_sources_provenance_names_its_notebook(main, notebooks):
                 why = failure.findings[0]
                 findings.block(why.message, by=why.by, case=kind, request=why.request)
                 continue
+            if found.source_id in seen:  # a stand-in already explained (search did not find this one)
+                continue
+            seen.add(found.source_id)
             args = {"id": found.source_id, "id_type": "source"}
             body = main.ok("explain_provenance", args)
             request = describe_call("explain_provenance", args)
             provenance = body.get("provenance") or {}
-            for problem in _origin_problems(provenance.get("origin_notebook") or {},
-                                            notebooks.notebook("active", passage.notebook_id)):
+            origin = provenance.get("origin_notebook") or {}
+            holders = sorted(str(n) for n, _page in places(notebooks, "active", found, passage))
+            named = origin.get("notebook_id") if origin.get("notebook_id") in holders else holders[0]
+            if named not in notebooks.collection("active").notebooks:
+                findings.fail(f"the passage served is not text of the collection: no notebook to compare",
+                              case=kind, request=request)
+                continue
+            for problem in _origin_problems(origin, notebooks.notebook("active", named)):
                 findings.fail(problem, case=kind, request=request)
             for key in ("transformation_steps", "tools_involved", "confidence_notes"):
                 findings.check(isinstance(provenance.get(key), list), f"{key} is not a list",
                                case=kind, request=request)
+
+
+@pytest.mark.req("ON-ART-012")
+def test_retrieve_artifact_answers_an_identifier_the_listing_gives(main):
+    """Each listed set: an id its entry names, or its artifact_set_id where it names none (the
+    seed's own listing), is answered by retrieve_artifact."""
+    main.enter("active")
+    with Findings() as findings:
+        listed = main.artifact_ids()
+        findings.check(bool(listed), "list_artifact_sets lists no artifact set")
+        for set_id, ids in listed.items():
+            answered = [w for w in ids if called_ok(main.raw("retrieve_artifact", {"artifact_id": w})[0])]
+            findings.check(bool(answered), f"retrieve_artifact answers none of the identifiers the listing gives "
+                           f"for the set ({short(ids)})", case=set_id,
+                           request=describe_call("retrieve_artifact", {"artifact_id": ids[0] if ids else set_id}))

@@ -16,7 +16,7 @@ from contract_tests.checks import called_ok, short, structured_error, tool_outpu
 from contract_tests.harness.adapter import snapshot, snapshot_diff
 from contract_tests.harness.notebook_generator import ArtifactInfo
 from contract_tests.contracts import choice
-from contract_tests.open_notebook.common import Found, Session, profiles_mark
+from contract_tests.open_notebook.common import Found, Session, places, profiles_mark
 from contract_tests.open_notebook.conftest import pull
 from contract_tests.running import own
 from contract_tests.verdicts import Finding, Findings, RequirementFailure, esc, one_case
@@ -87,10 +87,8 @@ def test_the_passage_checksum_is_the_sha256_of_what_it_covers(main, notebooks):
 @pytest.mark.req("ON-PASS-010")
 def test_every_passage_checksum_covers_the_same_thing(walk, notebooks):
     """A test of its own, on the passages the tour fetched: the profile's reading never stops the
-    seed's ON-PASS-004. With a declaration there is nothing more to check (ON-PASS-004 holds
-    every passage to the declared coverage)."""
-    if choice("passage_checksum"):
-        return
+    seed's ON-PASS-004. With a declaration the one coverage is the declared one."""
+    declared = choice("passage_checksum")
     matched = {}
     for _tool, _args, response in walk.successes("fetch_passage"):
         try:
@@ -108,8 +106,12 @@ def test_every_passage_checksum_covers_the_same_thing(walk, notebooks):
         kinds = {}
         for source, found in matched.items():
             kinds.setdefault(" or ".join(sorted(found)), []).append(source)
-        findings.check(set.intersection(*matched.values()), "the checksums do not all cover the same "
+        common = set.intersection(*matched.values())
+        findings.check(common, "the checksums do not all cover the same "
                        f"thing: {short({k: len(v) for k, v in kinds.items()})} passages")
+        if declared:
+            findings.check(declared in common, f"the declared coverage {declared} is not what every checksum covers "
+                           f"(common: {sorted(common) or 'none'})")
 
 
 @dataclass
@@ -168,8 +170,13 @@ def tampered(own_servers, profile, notebooks, tmp_path_factory):
     if "enter" not in state.blockers:
         _caught(state, "ON-PASS-007", find_passage)
         _caught(state, "ON-ART-007", find_artifacts)
-    text = fixture.notebook("active", passage.notebook_id).text
-    fixture.tamper(passage.notebook_path, text.replace(passage.exact_text, passage.exact_text.swapcase()).encode())
+    if state.passage is not None:  # the passage served (a stand-in if search did not find this one)
+        served = state.passage.text if not state.passage.exact else passage.exact_text
+        holders = sorted(str(n) for n, _p in places(fixture, "active", state.passage, passage)
+                         if n in fixture.collection("active").notebooks)
+        if holders:  # else the text served is not the fixture's: ON-PASS-001's finding
+            notebook = fixture.notebook("active", holders[0])
+            fixture.tamper(notebook.path, notebook.text.replace(served, served.swapcase()).encode())
     for _wire, artifact in state.artifacts:
         data = (fixture.notebooks / artifact.contents_path).read_bytes()
         fixture.tamper(artifact.contents_path, data.replace(b"e", b"E"))
@@ -226,13 +233,15 @@ def test_a_changed_artifact_is_never_served_as_verified(tampered, profile):
 @pytest.mark.req("ON-ART-011")
 def test_every_changed_artifact_is_reported_one_way(tampered):
     """A test of its own: the profile's reading never stops the seed's ON-ART-007. With a
-    declaration there is nothing more to check (ON-ART-007 holds every artifact to the declared way)."""
-    if choice("tamper_report"):
-        return
+    declaration the one way is the declared one: every changed artifact is reported so."""
+    declared = choice("tamper_report")
     tampered.block_if_unset(tampered.artifacts[1:], step="ON-ART-007")  # two to compare
     outcomes = {wire: "unverified" if called_ok(response) else "error" for wire, response, _ in tampered.retrieved()}
     with Findings() as findings:
         findings.check(len(set(outcomes.values())) <= 1, f"reported two ways: {outcomes}")
+        if declared:
+            findings.check(set(outcomes.values()) <= {declared}, f"reported {outcomes}, the declaration says "
+                           f"{declared}")
 
 
 @pytest.mark.req("ON-RO-001")

@@ -55,7 +55,7 @@ def test_each_source_id_answers_its_own_passage(main, notebooks):
     with Findings() as findings:
         if len(picked) < 2:
             findings.block("search gave fewer than two different references to fetch (see "
-                           "ON-SRCH-011)", by="ON-SRCH-011")
+                           "ON-SRCH-012)", by="ON-SRCH-012")
         texts: dict[str, str] = {}
         for passage, result in picked:
             ident, pointer = result["reference_id"], result["source_pointer"]
@@ -85,8 +85,8 @@ def test_each_artifact_id_answers_its_own_artifact(main):
     listed = [wire for ids in main.artifact_ids().values() for wire in ids]
     with Findings() as findings:
         if len(listed) < 2:
-            findings.block("list_artifact_sets names fewer than two artifact ids (see ON-COLL-007)",
-                           by="ON-COLL-007")
+            findings.block("list_artifact_sets names fewer than two artifact ids (see ON-ART-012)",
+                           by="ON-ART-012")
         contents: dict[str, str] = {}
         for wire in listed:
             args = {"artifact_id": wire}

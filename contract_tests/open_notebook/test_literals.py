@@ -55,7 +55,7 @@ def test_a_search_names_the_active_collection_and_its_query(main, notebooks):
 @pytest.mark.req("ON-PROV-005")
 def test_explain_provenance_names_the_id_and_type_sent(main, notebooks):
     """A source found by search and an artifact listed by list_artifact_sets (each blocked when
-    the suite cannot get one: ON-SRCH-011, ON-COLL-007)."""
+    the suite cannot get one: ON-SRCH-012, ON-ART-012)."""
     main.enter("active")
     with Findings() as findings:
         for id_type in ("source", "artifact"):

@@ -39,7 +39,7 @@ def test_search_and_fetch_answer_within_a_second_at_p95(main, notebooks, profile
     with Findings() as findings:
         for tool, samples in timings.items():
             if not samples:
-                findings.block(f"no {tool} call succeeded to time (see ON-SRCH-011)", by="ON-SRCH-011",
+                findings.block(f"no {tool} call succeeded to time (see ON-SRCH-012)", by="ON-SRCH-012",
                                case=tool)
             else:
                 findings.check(_p95(samples) <= bound, f"p95 {_p95(samples) * 1000:.0f} ms over "

@@ -3,6 +3,8 @@ envelope and the lists the seed describes, found wherever the server puts them."
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any
 
 import pytest
@@ -11,7 +13,7 @@ from contract_tests.checks import called_ok, error_code, schema_errors, structur
 from contract_tests.contracts import validator
 from contract_tests.harness.limits import patience
 from contract_tests.names import entry_paths, find_list, numbered
-from contract_tests.running import own
+from contract_tests.running import _checked, own
 from contract_tests.target import calls as target_calls
 from contract_tests.verdicts import Finding, Findings, RequirementFailure, esc
 from contract_tests.retrieval_tools import PROFILES
@@ -20,6 +22,44 @@ PROFILE, = PROFILES  # the folder's one profile
 profiles_mark = pytest.mark.profiles(PROFILE)
 TOOLS = ("search", "open_file", "get_snippet", "list_dir")
 ENVELOPE = "RT-ENV-002"  # every failure is a structured error: the one owner of an error's form
+
+# An error that reports the server's own failure, not what was wrong with the request: a code
+# naming an internal or unhandled error, a message saying so or carrying a runtime's exception
+# text, or JSON-RPC's internal error. Every failure the suite provokes is the caller's (a bad
+# argument, path, range or repo), so such an error identifies no reason (SC-004).
+CRASH_CODE_WORDS = frozenset({"INTERNAL", "UNHANDLED", "UNCAUGHT"})
+CRASH_TEXT = re.compile(r"\bunhandled\b|\buncaught\b|\binternal (?:server )?error\b|Traceback \(most recent call last\)"
+                        r"|\bis not a function\b|\bcannot read propert(?:y|ies) of\b|\bhas no attribute\b", re.I)
+JSONRPC_INTERNAL_ERROR = -32603
+
+
+def crash(response: dict[str, Any], document: Any, code: str | None) -> str | None:
+    """How an error reports the server's own crash (what to quote), or None."""
+    error = response.get("error")
+    if isinstance(error, dict) and error.get("code") == JSONRPC_INTERNAL_ERROR:
+        return f"JSON-RPC internal error {JSONRPC_INTERNAL_ERROR}"
+    if isinstance(code, str):
+        words = set(re.split(r"[^A-Z0-9]+", re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", code).upper()))
+        if words & CRASH_CODE_WORDS:
+            return f"code {esc(code, 80)}"
+    inner = document.get("error") if isinstance(document, dict) and isinstance(document.get("error"), dict) \
+        else document
+    if isinstance(inner, dict):
+        text = f"{inner.get('message', '')} {json.dumps(inner.get('details', ''), ensure_ascii=False, default=str)}"
+        found = CRASH_TEXT.search(text)
+        if found:
+            return f"{esc(found.group(0), 80)!s} in its message or details"
+    return None
+
+
+def crash_findings(what: str, why: str, request: str, req: str, case: str | None = None) -> list[Finding]:
+    """A crash reported as the structured error: RT-ENV-002's finding; `req`'s check, which
+    needs the structured error, is blocked by it."""
+    found = [Finding(ENVELOPE, f"{what}: the error reports the server's own failure ({why}), not a structured "
+                               "error identifying what was wrong with the request", case, request)]
+    if req != ENVELOPE:
+        found.append(Finding(req, f"{what}: the error reports a crash", case, request, "blocked", ENVELOPE))
+    return found
 
 
 class Calls(target_calls.Calls):
@@ -49,6 +89,7 @@ class Calls(target_calls.Calls):
         req = own(req)
         if called_ok(response):
             raise RequirementFailure([_finding(f"{what}: succeeded; it must fail", request, req=req)])
+        _checked(req, None)  # the check that the call fails ran, and held
         try:
             document = structured_error(response, self.profile, what, req=ENVELOPE, request=request)
         except RequirementFailure as exc:
@@ -56,7 +97,11 @@ class Calls(target_calls.Calls):
                 raise
             raise RequirementFailure(exc.findings + [Finding(req, f"{what}: the error could not be read", None,
                                                              request, "blocked", ENVELOPE)]) from None
-        return error_code(document, self.profile), document
+        code = error_code(document, self.profile)
+        why = crash(response, document, code)
+        if why:
+            raise RequirementFailure(crash_findings(what, why, request, req))
+        return code, document
 
     def listing(self, tool: str, arguments: dict[str, Any], name: str, *, req: str | None = None) -> list[Any]:
         """The list `name` (search.matches, open_file.lines, ...) of a successful call."""
@@ -127,5 +172,5 @@ def names_the_root(text: str, root_name: str, value: str | None) -> bool:
     return root_name.lower() in lowered or repo in lowered or bool(value and value.lower() in lowered)
 
 
-__all__ = ["Calls", "ENVELOPE", "Findings", "start_with_roots", "started", "names_the_root", "profiles_mark", "TOOLS",
-           "PROFILE"]
+__all__ = ["Calls", "ENVELOPE", "Findings", "crash", "crash_findings", "start_with_roots", "started", "names_the_root",
+           "profiles_mark", "TOOLS", "PROFILE"]

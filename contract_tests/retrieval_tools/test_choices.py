@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from contract_tests.checks import called_ok, structured_error
+from contract_tests.checks import called_ok
 from contract_tests.contracts import choice
 from contract_tests.retrieval_tools.common import Findings, profiles_mark
 
@@ -39,4 +39,4 @@ def test_an_unknown_argument_follows_the_declared_choice(calls):
             findings.check(not called_ok(response), "declared unknown_arguments: refuse, but the "
                            "call succeeded", request=request)
         if not called_ok(response):
-            structured_error(response, calls.profile, "an unknown argument", request=request)
+            calls.judge_error(response, "an unknown argument", request, req="RT-ENV-002")

@@ -10,7 +10,7 @@ import pytest
 from contract_tests import contracts
 from contract_tests.checks import called_ok, error_code, json_pointer, structured_error
 from contract_tests.harness.roots import NEEDLE_COMMON
-from contract_tests.retrieval_tools.common import Calls, Findings, profiles_mark
+from contract_tests.retrieval_tools.common import Calls, Findings, crash, crash_findings, profiles_mark
 from contract_tests.running import judged_elsewhere, own
 from contract_tests.verdicts import esc
 
@@ -56,6 +56,7 @@ def _class_codes(profile, calls_for, fixture, findings) -> dict[str, dict[str, t
     whose server cannot run is left out)."""
     reason_field = contracts.DECLARATION.get("reason_field")
     out: dict[str, dict[str, tuple[str | None, str]]] = {}
+    crashed: set[str] = set()
     for klass in profile.data["failure_classes"]:
         calls = calls_for(klass)
         if calls is None:
@@ -75,6 +76,11 @@ def _class_codes(profile, calls_for, fixture, findings) -> dict[str, dict[str, t
                 findings.items.extend(getattr(exc, "findings", []))
                 continue
             code = error_code(document, profile)
+            why = crash(response, document, code)
+            if why:  # the server's own failure is no code of the class (RT-ENV-002's finding)
+                findings.items.extend(crash_findings(label, why, request, "RT-ERR-001"))
+                crashed.add(klass["id"])
+                continue
             reason = code
             if reason_field:
                 try:
@@ -83,7 +89,10 @@ def _class_codes(profile, calls_for, fixture, findings) -> dict[str, dict[str, t
                     findings.fail(f"{label}: the declared reason field {reason_field} is missing", req="RT-ERR-004",
                                   request=request)
             out.setdefault(klass["id"], {})[label] = (code, reason, request)
-        if klass["id"] not in out:
+        if klass["id"] not in out and klass["id"] in crashed:
+            findings.block(f"class {klass['id']}: no case gave a structured error, so its code was not seen",
+                           req="RT-ERR-001", by="RT-ENV-002")
+        elif klass["id"] not in out:
             findings.block(f"class {klass['id']}: no case failed, so its code was not seen", req="RT-ERR-001",
                            by=FORBIDDEN_BY.get(klass["id"], "the calls succeeded"))
     return out

@@ -16,7 +16,7 @@ from contract_tests.contracts import choice
 from contract_tests.retrieval_tools.common import Calls, Findings, profiles_mark
 from contract_tests.names import find_value
 from contract_tests.running import own
-from contract_tests.verdicts import esc
+from contract_tests.verdicts import RequirementFailure, esc
 
 pytestmark = [profiles_mark, pytest.mark.integration]
 
@@ -51,7 +51,7 @@ def _first_difference(got, want) -> str:
 def as_file_lines(got: list[tuple[int, str]], spec) -> list[tuple[int, str]]:
     """Numbered lines as the fixture counts them. Seed 003 does not say how a file splits into
     lines: a CR kept at the end of a CRLF line, and one empty line counted after the final
-    newline (a plain split on LF), are accepted."""
+    newline (a plain split on LF), are accepted (the empty line is the advisory RT-OPEN-003's)."""
     lines = [(n, t[:-1] if isinstance(t, str) and t.endswith("\r") else t) for n, t in got]
     want = len(spec.lines())
     if (not spec.data or spec.data.endswith(b"\n")) and lines[want:] == [(want + 1, "")]:
@@ -169,16 +169,28 @@ VIS_REQ = {"hidden": "RT-VIS-001", "ignored": "RT-VIS-002", "nested": "RT-VIS-00
 SEARCH_VIS_REQ = {"hidden": "RT-VIS-003", "ignored": "RT-VIS-004", "nested": "RT-VIS-005"}
 
 
-@pytest.mark.req("RT-VIS-003", "RT-VIS-004")
-def test_search_never_matches_hidden_or_ignored_files(calls, fixture_roots):
-    got = calls.matches({"query": NEEDLE_HIDDEN, "repo": "both"}, req="RT-VIS-003")
+def _why_matched(fixture, match) -> str | None:
+    """Why the file a match names is invisible ('hidden', 'ignored', 'nested'), on the match's
+    own repo if it names one, else on either root; None for a visible or unknown path."""
+    if not isinstance(match, dict):
+        return None
+    path = str(match.get("path"))
+    repos = [match["repo"]] if match.get("repo") in REPOS else list(REPOS)
+    return next((why for why in (fixture.why_invisible(r, path) for r in repos) if why), None)
+
+
+@pytest.mark.parametrize("why", [
+    pytest.param(why, marks=pytest.mark.req(SEARCH_VIS_REQ[why]), id=why)  # each rule its own test and verdict
+    for why in ("hidden", "ignored")])
+def test_search_never_matches_hidden_or_ignored_files(calls, fixture_roots, why):
+    """Files only a nested .gitignore ignores are RT-VIS-005's (its own test): whatever it finds
+    there never keeps this rule from being checked."""
+    req = SEARCH_VIS_REQ[why]
+    got = calls.matches({"query": NEEDLE_HIDDEN, "repo": "both"}, req=req)
+    shown = sorted({str(m["path"]) for m in got if _why_matched(fixture_roots, m) == why})
     with Findings() as findings:
-        for match in got:
-            repo = next((r for r in REPOS if any(f.repo == r and f.path == match.get("path")
-                                                 for f in fixture_roots.files)), "docs")
-            why = fixture_roots.why_invisible(repo, str(match.get("path")))
-            findings.fail(f"search matched the {why or 'invisible'} file "
-                          f"{esc(match.get('path'))}", req=SEARCH_VIS_REQ.get(why, "RT-VIS-003"))
+        findings.check(not shown, f"search matched the {why} file{'s' if len(shown) > 1 else ''} {esc(shown[:5])}",
+                       req=req)
 
 
 def _listing_problems(findings, fixture, repo, directory, entries, *, req: str | None = None):
@@ -237,6 +249,7 @@ def test_a_nested_gitignore_applies_with_its_negation(calls, fixture_roots):
     """guide/.gitignore ignores draft-*.md and re-includes draft-keep.md, as git reads it."""
     entries = calls.entries({"repo": "docs", "path": "guide"})
     matches = {path for path, _line in _pairs(calls.matches({"query": NEEDLE_COMMON, "repo": "docs"}))}
+    hidden = calls.matches({"query": NEEDLE_HIDDEN, "repo": "docs"})
     with Findings() as findings:
         for spec in (f for f in fixture_roots.files if f.nested):
             listed = spec.path in entries
@@ -245,6 +258,8 @@ def test_a_nested_gitignore_applies_with_its_negation(calls, fixture_roots):
             if spec.visible and NEEDLE_COMMON in spec.data.decode("utf-8"):
                 findings.check(spec.path in matches, f"search misses {esc(spec.path)}, which "
                                "guide/.gitignore re-includes")
+        shown = sorted({str(m["path"]) for m in hidden if _why_matched(fixture_roots, m) == "nested"})
+        findings.check(not shown, f"search matches {esc(shown[:5])}, which guide/.gitignore ignores")
 
 
 # --- open_file, get_snippet ------------------------------------------------------------
@@ -261,9 +276,35 @@ def test_open_file_returns_every_line_numbered(calls, fixture_roots, repo, path)
         findings.check(got == want, f"{repo}:{path}: " + _first_difference(got, want))
 
 
-@pytest.mark.req("RT-OPEN-002", "RT-ENV-002")
+@pytest.mark.req("RT-OPEN-003")
+def test_a_final_newline_ends_the_last_line_and_adds_no_empty_one(calls, fixture_roots):
+    """open_file on files ending in a newline and on an empty file, and get_snippet clamped at
+    the end of a file: no empty line after the final newline."""
+    cases = [("open_file", {"repo": "docs", "path": path}, "RT-OPEN-001")
+             for path in ("README.md", "lines.md", "empty.md")]
+    cases.append(("get_snippet", {"repo": "docs", "path": "lines.md", "start_line": 28, "end_line": 500},
+                  "RT-SNIP-002"))
+    with Findings() as findings:
+        for tool, args, seed_req in cases:
+            spec = next(f for f in fixture_roots.files if (f.repo, f.path) == (args["repo"], args["path"]))
+            case = f"{tool}:{args['path']}"
+            try:
+                got = calls.lines(tool, args)
+            except RequirementFailure:
+                findings.block(f"{case}: no numbered lines to count", by=seed_req, case=case)
+                continue
+            count = len(spec.lines())
+            findings.check(got[-1:] != [(count + 1, "")], f"an empty line {count + 1} after the file's {count} "
+                           f"line{'s' if count != 1 else ''} (its final newline ends line {count})"
+                           if count else "an empty file given as one empty line", case=case,
+                           request=calls.describe(tool, args))
+
+
+@pytest.mark.req("RT-OPEN-002")
 @pytest.mark.parametrize("repo,path", [("docs", "image.png"), ("code", "data.bin")])
 def test_opening_a_binary_file_is_a_structured_error(calls, repo, path):
+    """Cites the advisory alone: a malformed error is still RT-ENV-002's finding, but a binary
+    file served (which the seed allows) never leaves that seed requirement unchecked here."""
     if choice("open_binary") == "result":
         response, request = calls.raw("open_file", {"repo": repo, "path": path})
         with Findings() as findings:
@@ -290,7 +331,7 @@ def test_get_snippet_clamps_to_the_end_of_the_file(calls):
     got = calls.lines("get_snippet", args)
     end = find_value(calls.profile, "get_snippet.end", calls.ok("get_snippet", args))
     # lines.md has 30 lines ending in a newline; a server that counts an empty line 31 after it
-    # clamps to 31 (the seed does not say how lines are counted).
+    # clamps to 31 (the seed does not say how lines are counted; RT-OPEN-003 reports it).
     last = 31 if got[-1:] == [(31, "")] else 30
     with Findings() as findings:
         findings.check([n for n, _t in got] == list(range(28, last + 1)), f"lines "
@@ -368,9 +409,20 @@ def test_a_relative_or_trailing_slash_root_is_refused_or_served_alike(own_server
             want = sorted(_expected(fixture_roots, NEEDLE_COMMON, "docs", nested=False), key=str)
             findings.check(matches == want, f"search differs with DOCS_ROOT={value} (sorted): "
                            + _first_difference(matches, want))
-            entries = calls.entries({"repo": "docs", "path": "guide"})
-            findings.check(all(not Path(p).is_absolute() for p in entries),
-                           f"list_dir gave absolute paths with DOCS_ROOT={value}")
+            # The root itself (no path: the one listing a root spelled otherwise can break alone),
+            # then a subdirectory: the visible entries, relative to the root.
+            for directory in ("", "guide"):
+                entries = calls.entries({"repo": "docs", **({"path": directory} if directory else {})})
+                where = f"list_dir docs:{directory or '(no path)'}"
+                findings.check(all(not Path(p).is_absolute() for p in entries),
+                               f"{where} gave absolute paths with DOCS_ROOT={value}")
+                prefix = f"{directory}/" if directory else ""
+                nested = fixture_roots.nested_paths("docs")
+                got = sorted(p for p in entries if not fixture_roots.why_invisible("docs", p) and p not in nested)
+                want = sorted(prefix + name for name, _kind in fixture_roots.visible_entries("docs", directory)
+                              if prefix + name not in nested)
+                findings.check(got == want, f"{where} differs with DOCS_ROOT={value}: gave {esc(got)}, "
+                               f"expected {esc(want)}")
             response, request = calls.raw("open_file", {"repo": "docs", "path": "../code/src/main.py"})
             findings.check(not called_ok(response), f"a traversal into the other root succeeded with "
                            f"DOCS_ROOT={value}", request=request)

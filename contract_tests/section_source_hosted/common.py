@@ -149,8 +149,8 @@ def no_probe_in(response: dict[str, Any], probes: dict[str, str], what: str, *, 
     req = own(req)
     texts = [t.lower() for t in canaries.strings(response)]
     for name, probe in probes.items():
-        if probe and any(probe.lower() in t for t in texts):
-            fail(f"{what}: the response carries the {name}", req=req)
+        check(not (probe and any(probe.lower() in t for t in texts)), f"{what}: the response carries the {name}",
+              req=req)
 
 
 def one_read(requests: list[RecordedRequest], what: str, *, req: str | None = None) -> RecordedRequest:

@@ -26,6 +26,7 @@ from contract_tests.harness.process import Finished
 from contract_tests.harness.stdio import initialize_message
 from contract_tests.harness.system import process_tree
 from contract_tests.harness.vault_agent import NOTES, token
+from contract_tests import running
 from contract_tests.running import own
 from contract_tests.verdicts import Finding, Findings, RequirementFailure, describe_call
 from contract_tests.vault_agent import PROFILES
@@ -88,13 +89,17 @@ def sweep_verdict(key: Any, req: str, cited: tuple[str, ...], run) -> None:
             findings.items.extend(failure.findings)
         except pytest.skip.Exception as exc:
             stopped = exc
-        _SWEEPS[key] = (findings.items, stopped)
-    items, stopped = _SWEEPS[key]
+        _SWEEPS[key] = (findings.items, stopped, running.checked_requirements())
+    items, stopped, checked = _SWEEPS[key]
     if stopped is not None:
         raise stopped
     mine = [f for f in items if f.req == req or (req == cited[0] and f.req not in cited)]
     if mine:
         raise RequirementFailure(mine)
+    if req not in checked:  # "no finding" is a pass only where a check of `req` ran in the sweep
+        raise blocked("the sweep ran no check of this requirement (what it needs did not come up)", req=req,
+                      by="the sweep")
+    running._checked(req, None)  # this test's verdict rests on the sweep's checks of it
 
 
 # -- leaks, attributed to the request that carried them ---------------------------------------------

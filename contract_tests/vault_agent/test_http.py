@@ -250,3 +250,40 @@ def test_twenty_concurrent_sessions_get_their_own_answers(servers, server, clien
             findings.fail(problem)
     for session in sessions:
         session.close(timeout=5)
+
+
+# A wildcard in cors.allowed_origins, by environment and by TOML file (server-api.md: "Wildcard
+# origins are invalid").
+WILDCARD = {"environment": (None, {"VAULT_AGENT_CORS_ENABLED": "true", "VAULT_AGENT_CORS_ALLOWED_ORIGINS": "*"}),
+            "toml": ('[cors]\nenabled = true\nallowed_origins = ["*"]\n', {})}
+
+
+@pytest.mark.security
+@pytest.mark.req("VA-HTTP-014")
+def test_a_wildcard_cors_origin_is_refused(suite, own_servers, server, client, contract_fixture):
+    """Refusing to start is the validation error the documents make of it; a serve that starts
+    anyway must not act on the wildcard (no other origin is allowed)."""
+    path = httpx.URL(server.url).path
+    cases = {name: ({"config": str(contract_fixture.write_config(f"cors-{name}.toml", toml))} if toml else {}, env)
+             for name, (toml, env) in WILDCARD.items()}
+    with Findings() as findings:
+        for name, outcome in serve_refusals(own_servers, contract_fixture, cases).items():
+            if outcome is None:
+                findings.check(True, "", case=name)  # refused to start: the configuration is invalid
+                continue
+            if outcome != "kept running":
+                findings.fail(f"with a wildcard CORS origin serve {outcome}; it must refuse to start (exit "
+                              "non-zero) or serve without the wildcard", case=name)
+                continue
+            values, env = cases[name]
+            srv = own_servers.start_http(contract_fixture, "serve", values=values,
+                                         env={**env, MCP_ENABLED: "true"}, path=path)
+            base = api_base(srv)
+            for what, response in (("preflight", _preflight(base, path, EVIL)),
+                                   ("POST /search", httpx.post(base + "/search", json={"query": "tokalpha"},
+                                                               headers={"Origin": EVIL}, timeout=30))):
+                granted = response.headers.get("access-control-allow-origin")
+                findings.check(granted not in (EVIL, "*"), f"started with a wildcard CORS origin, it grants "
+                               f"{EVIL}: {what} got Access-Control-Allow-Origin {granted}", case=name,
+                               request=f"{what} from {EVIL}")
+            srv.close(timeout=5)

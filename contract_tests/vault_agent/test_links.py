@@ -1,7 +1,9 @@
 """vault-agent link summaries: the fixture's linker note links one note that exists once
 ([[gamma]]), one title two notes share ([[rc twin]]) and one that names nothing ([[rc-ghost-note]]).
 Link summaries are optional (retrieval.md: note and chunk retrieval "may include" them): only what
-an answer that carries them says is checked, and that unresolved links raise no warning."""
+an answer that carries them says is checked (a server whose answers carry none has nothing to
+check: the requirement is skipped, saying so, never passed), and that unresolved links raise no
+warning."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from contract_tests.vault_agent.common import blocked, mcp_payload, profiles_mar
 
 pytestmark = profiles_mark
 TARGETS = (AMBIGUOUS, MISSING, "gamma")
+NO_SUMMARY = "carries no link summary (optional: retrieval.md's 'may include'), so there is nothing to check"
 
 
 def _linker(calls, *, req: str | None = None) -> tuple[str, list[int], dict]:
@@ -41,13 +44,13 @@ def _named(value, target: str) -> bool:
 def test_an_ambiguous_or_missing_wikilink_is_never_listed_as_resolved(calls):
     note, _chunks, _ = _linker(calls)
     response, request = calls.raw("get_note", {"noteId": note})
+    if called_ok(response) and "links" not in mcp_payload(response):
+        pytest.skip(f"get_note of {LINKER} {NO_SUMMARY}")
     with Findings() as findings:
         if not findings.check(called_ok(response), f"get_note failed: {short(response, 160)}",
                               request=request):
             return
         data = mcp_payload(response)
-        if "links" not in data:
-            return  # no link summary: the documents allow it
         links = data["links"]
         if not findings.check(isinstance(links, dict) and isinstance(links.get("resolved"), list)
                               and isinstance(links.get("unresolved"), list),
@@ -64,6 +67,9 @@ def test_an_ambiguous_or_missing_wikilink_is_never_listed_as_resolved(calls):
 @pytest.mark.req("VA-LINK-002")
 def test_a_chunk_summarises_only_the_links_it_contains(calls):
     note, chunks, _ = _linker(calls)
+    if not chunks:
+        raise blocked(f"search toklinker showed no chunk index of {LINKER}", by="VA-SRCH-001")
+    summarised = 0
     with Findings() as findings:
         for index in chunks:
             response, request = calls.raw("get_chunk", {"noteId": note, "chunkIndex": index})
@@ -74,9 +80,12 @@ def test_a_chunk_summarises_only_the_links_it_contains(calls):
             content = data.get("content") if isinstance(data.get("content"), str) else ""
             if "links" not in data:
                 continue
+            summarised += 1
             foreign = [t for t in TARGETS if f"[[{t}]]" not in content and _named(data["links"], t)]
             findings.check(not foreign, f"chunk {index} lists links it does not contain: {foreign}",
                            case=str(index), request=request)
+        if not summarised and not findings.items:
+            pytest.skip(f"get_chunk of {LINKER}'s chunks {chunks} {NO_SUMMARY}")
 
 
 def _codes(data) -> set:

@@ -88,8 +88,7 @@ def _compare(findings, case, klass, tool, args, mcp, http, api, request, *, req:
     req = own(req)
     where = f"HTTP {http.request.method} {http.request.url.raw_path.decode('ascii', 'replace')[:120]}"
     problem = _envelope_problem(http)
-    if problem:
-        findings.fail(problem, req="VA-API-002", case=case, request=where)
+    if not findings.check(not problem, problem or "", req="VA-API-002", case=case, request=where):
         findings.fail("the HTTP side is not the Phase 1 envelope: not compared", req=req, case=case, request=request)
         return
     mcp_ok, http_ok = called_ok(mcp), http.status_code == 200

@@ -4,13 +4,17 @@ or SIGTERM with calls in flight, stdout for JSON-RPC only, mcp.enabled ignored, 
 from __future__ import annotations
 
 import json
+import os
+import select
 import signal
+import subprocess
 import threading
 import time
 
 import pytest
 
 from contract_tests.checks import called_ok, short
+from contract_tests.harness.stdio import initialize_message
 from contract_tests.verdicts import Findings, describe_call
 from contract_tests.vault_agent.common import (
     OLDEST_VERSION, TOOLS, error_code_of, per_requirement, profiles_mark, rpc_error, scan_own, sweep_verdict,
@@ -142,7 +146,7 @@ def _close_stdin(srv) -> None:
     srv.proc.stdin.close()
 
 
-STDIN = ("VA-STDIO-003", "VA-STDIO-004", "VA-STDIO-010")
+STDIN = ("VA-STDIO-003", "VA-STDIO-004", "VA-STDIO-011")
 
 
 def _stdin_sweep(suite, own_servers, fixture, names, profile, findings) -> None:
@@ -154,9 +158,10 @@ def _stdin_sweep(suite, own_servers, fixture, names, profile, findings) -> None:
     code, lingered = _wait_exit(srv, bound)
     missing = [i for i in sent if i not in _answered(srv)]
     # A call read but not started may go unanswered (the seed only forbids starting it), so the
-    # seed's part is that no answer is cut off; every call answered is the profile's reading.
+    # seed's part is that no answer is cut off (and that a call in progress completes:
+    # VA-STDIO-010's own test); every call answered is the profile's reading.
     findings.check(not missing, f"{len(missing)} of 24 calls sent before stdin closed got no "
-                   f"answer ({missing[:3]})", req="VA-STDIO-010")
+                   f"answer ({missing[:3]})", req="VA-STDIO-011")
     if code is None:
         findings.block(f"did not exit within {bound:.0f} s of stdin closing (then killed): the exit "
                        "status was not seen", req="VA-STDIO-003", by="still running")
@@ -176,6 +181,111 @@ def _stdin_sweep(suite, own_servers, fixture, names, profile, findings) -> None:
 def test_closing_stdin_finishes_the_calls_in_flight_and_exits_zero(req, suite, own_servers, contract_fixture, names,
                                                                     profile):
     sweep_verdict("stdin", req, STDIN, lambda f: _stdin_sweep(suite, own_servers, contract_fixture, names, profile, f))
+
+
+# -- a call surely in progress when stdin closes ----------------------------------------------------
+IN_FLIGHT = "rc-in-flight"
+HELD_BYTES = 64 * 1024  # read of an unfinished answer before stdin closes: the rest waits in the server
+
+
+class _Raw:
+    """The stdio server on pipes the test reads itself: stdout is read only when the test says,
+    so a large answer stays half-written (the pipe full, the server's write waiting) for as long
+    as the test wants; stderr is drained in the background."""
+
+    def __init__(self, own_servers, fixture) -> None:
+        argv, env, home = own_servers._launch(fixture, "server", None, None, (), (), None)
+        self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     env=env, cwd=home, start_new_session=True)
+        self.buffer, self.lines, self.err = b"", [], []
+        threading.Thread(target=lambda: self.err.extend(self.proc.stderr), daemon=True).start()
+
+    def send(self, message: dict) -> None:
+        self.proc.stdin.write((json.dumps(message) + "\n").encode())
+        self.proc.stdin.flush()
+
+    def read(self, until, timeout: float) -> bool:
+        """Read stdout until `until()` holds (True), stdout ends or `timeout` seconds pass."""
+        deadline = time.monotonic() + timeout
+        fd = self.proc.stdout.fileno()
+        while not until():
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            if not select.select([fd], [], [], min(left, 1.0))[0]:
+                continue
+            chunk = os.read(fd, HELD_BYTES)
+            if not chunk:  # the process closed stdout (it exited)
+                return until()
+            self.buffer += chunk
+            *whole, self.buffer = self.buffer.split(b"\n")
+            self.lines += [line for line in whole if line.strip()]
+        return True
+
+    def answer(self, msg_id: str) -> dict | None:
+        for line in self.lines:
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(message, dict) and message.get("id") == msg_id \
+                    and ("result" in message or "error" in message):
+                return message
+        return None
+
+    def stop(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.proc.wait()
+        for pipe in (self.proc.stdin, self.proc.stdout):
+            try:
+                pipe.close()
+            except OSError:
+                pass
+
+
+@pytest.mark.e2e
+@pytest.mark.req("VA-STDIO-010")
+def test_a_call_in_progress_when_stdin_closes_completes(suite, own_servers, contract_fixture, names, profile):
+    """The call is surely in progress: its answer (a 4 MiB download, over 5 MB of JSON) has begun
+    on stdout and the suite stops reading, so the server cannot finish writing it; then stdin
+    closes, and the suite reads on. The whole answer must come before the process exits."""
+    raw = _Raw(own_servers, contract_fixture)
+    args = names.args("get_attachment", {"vaultRelativePath": "attachments/four.bin", "download": True})
+    request = describe_call("get_attachment", args)
+    try:
+        with Findings() as findings:
+            raw.send(initialize_message(OLDEST_VERSION))
+            if not raw.read(lambda: raw.answer("rc-init") is not None, 30) or "result" not in raw.answer("rc-init"):
+                findings.block(f"initialize was not answered: {short(raw.answer('rc-init'), 160)}", by="initialize")
+                return
+            raw.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+            raw.send({"jsonrpc": "2.0", "id": IN_FLIGHT, "method": "tools/call",
+                      "params": {"name": "get_attachment", "arguments": args}})
+            begun = raw.read(lambda: raw.answer(IN_FLIGHT) is not None or len(raw.buffer) >= HELD_BYTES,
+                             profile.limits["tool_timeout_s"])
+            early = raw.answer(IN_FLIGHT)
+            if early is not None or not begun:
+                findings.block("its answer came whole before stdin closed, so no call was in progress "
+                               f"({short(early, 160)})" if early is not None else
+                               f"no answer began within {profile.limits['tool_timeout_s']} s", by="get_attachment",
+                               request=request)
+                return
+            held = len(raw.buffer)
+            raw.proc.stdin.close()  # its answer is half-written: the call is in progress
+            raw.read(lambda: raw.answer(IN_FLIGHT) is not None, profile.limits["exit_bound_s"])
+            answer = raw.answer(IN_FLIGHT)
+            findings.check(answer is not None and called_ok(answer),
+                           f"the call in progress when stdin closed (its answer begun, {held:,} bytes of it read) "
+                           + (f"did not complete: {short(answer, 160)}" if answer is not None else
+                              f"did not complete: {len(raw.buffer):,} bytes of an unfinished line, then "
+                              + ("the process exited with status " + str(raw.proc.poll())
+                                 if raw.proc.poll() is not None else "nothing more")),
+                           request=request)
+    finally:
+        raw.stop()
 
 
 @pytest.mark.e2e

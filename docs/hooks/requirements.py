@@ -287,7 +287,9 @@ def _sentences_page(spec: dict[str, Any]) -> str:
     for req in reqs:
         for document, words in _quotes(spec, req):
             checked.setdefault(_document_name(document), {}).setdefault(" ".join(words.split()), []).append(req["id"])
-    untestable = spec.get("not_testable") or []
+    listed = spec.get("not_testable") or []
+    untestable = [item for item in listed if item.get("kind", "not-testable") == "not-testable"]
+    elsewhere = [item for item in listed if item.get("kind") == "out-of-scope"]
     readings = [r for r in reqs if r.get("basis") == "profile"]
     mcp = [r for r in reqs if r.get("basis") == "mcp"]
     out = [f"# {spec['id']}: sentences checked and not testable", "",
@@ -298,7 +300,8 @@ def _sentences_page(spec: dict[str, Any]) -> str:
            "sentences the suite checks and which it cannot.", "",
            "| | |", "|---|---:|",
            f"| sentences quoted by a requirement | {sum(len(v) for v in checked.values())} |",
-           f"| sentences not testable | {len(untestable)} |",
+           f"| sentences not testable (about this server, not visible to a client) | {len(untestable)} |",
+           f"| sentences out of this profile's scope (about something else) | {len(elsewhere)} |",
            f"| requirements on the documents' words (basis seed) | {sum(r.get('basis') == 'seed' for r in reqs)} |",
            f"| our readings where the documents are silent (advisories) | {len(readings)} |",
            f"| MUSTs of the MCP specification | {len(mcp)} |", ""]
@@ -308,13 +311,18 @@ def _sentences_page(spec: dict[str, Any]) -> str:
         for words, ids in checked[document].items():
             out.append(f"| “{_cell(words)}” | {', '.join(link(i) for i in dict.fromkeys(ids))} |")
         out.append("")
-    out += ["## Sentences the suite cannot test", ""]
-    if untestable:
-        out += ["| the document's words | document | why not |", "|---|---|---|"]
-        out += [f"| “{_cell(item['sentence'])}” | `{_cell(_document_name(item.get('document', spec.get('seed'))))}` "
-                f"| {_cell(item['reason'])} |" for item in untestable]
-    else:
-        out.append("None listed: every testable sentence found is quoted above.")
+    def table(items: list[dict[str, Any]]) -> list[str]:
+        return ["| the document's words | document | why not |", "|---|---|---|"] + [
+            f"| “{_cell(item['sentence'])}” | `{_cell(_document_name(item.get('document', spec.get('seed'))))}` "
+            f"| {_cell(item['reason'])} |" for item in items]
+    out += ["## Sentences the suite cannot test", "",
+            "About the server under test, but nothing a client can observe (an internal function, how it "
+            "loads its configuration).", ""]
+    out += table(untestable) if untestable else ["None listed: every testable sentence found is quoted above."]
+    out += ["", "## Sentences out of this profile's scope", "",
+            "About something other than the server under test: another deployment, repository or phase, a "
+            "rule for the implementer's process, the document itself.", ""]
+    out += table(elsewhere) if elsewhere else ["None listed."]
     out.append("")
     if readings:
         out += ["## Our readings where the documents are silent", "",
@@ -330,11 +338,13 @@ def _sentences_index(profiles: list[dict[str, Any]]) -> str:
            "For each profile, which sentences of its seed (and of the documents the seed builds on) the "
            "suite checks, under which requirement, and which it cannot test, with the reason. Generated "
            "from `specs/` when the site is built.", "",
-           "| profile | seed | sentences checked | not testable | advisories |", "|---|---|---:|---:|---:|"]
+           "| profile | seed | sentences checked | not testable | out of scope | advisories |",
+           "|---|---|---:|---:|---:|---:|"]
     for spec in profiles:
         quoted = {(d, " ".join(w.split())) for r in spec["requirements"] for d, w in _quotes(spec, r)}
         out.append(f"| [{spec['id']}]({spec['id']}.md) | `{_document_name(spec.get('seed'))}` | {len(quoted)} "
-                   f"| {len(spec.get('not_testable') or [])} "
+                   f"| {sum(i.get('kind', 'not-testable') == 'not-testable' for i in spec.get('not_testable') or [])} "
+                   f"| {sum(i.get('kind') == 'out-of-scope' for i in spec.get('not_testable') or [])} "
                    f"| {sum(r.get('basis') == 'profile' for r in spec['requirements'])} |")
     return "\n".join(out) + "\n"
 

@@ -9,7 +9,8 @@ message.
 
 SIZES (the defaults are the production figures of the full matrix; the cover, which runs with
 short thresholds, passes smaller ones): --delay SECONDS (slowloris, 10), --flood N (notify,
-1,000,000), --stderr-mib N (stderr-gig, 1,024), --cmd-mib N (cmd-flood, 512 per stream).
+1,000,000), --sustained N (floods, 200,000 per answer), --stderr-mib N (stderr-gig, 1,024),
+--cmd-mib N (cmd-flood, 512 per stream).
 
 Modes, over stdio and HTTP alike:
   hang        answers initialize and tools/list, never tools/call
@@ -23,6 +24,8 @@ Modes, over stdio and HTTP alike:
   garbage     stdio: writes binary garbage on stdout after every answer; HTTP: answers every
               tools/call with a body of binary garbage
   stderr-gig  writes 1 GB to stderr (--stderr-mib) (64 KiB lines) while answering calls with errors
+  floods      writes 200,000 notifications of about 0.5 KB (--sustained) before every answer (HTTP: on
+              each tools/call's SSE stream), and answers calls with errors: a flood that never ends
 HTTP only, for tools/call:
   sse-open    answers on an SSE stream it then holds open forever
   sse-endless answers on an SSE stream of notifications that never ends (no answer in it)
@@ -89,7 +92,10 @@ def answer(message: dict, tools: list[dict]) -> dict | None:
 
 
 NOTE = {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "hostile flood"}}
-SIZES = {"delay": 10.0, "flood": 1_000_000, "stderr_mib": 1024, "cmd_mib": 512}
+SIZES = {"delay": 10.0, "flood": 1_000_000, "sustained": 200_000, "stderr_mib": 1024, "cmd_mib": 512}
+# A notification of about half a kilobyte, for the sustained flood.
+BIG_NOTE = {"jsonrpc": "2.0", "method": "notifications/message",
+            "params": {"level": "info", "data": "hostile sustained flood " + "z" * 420}}
 
 
 def huge_answer(msg_id) -> tuple[bytes, bytes]:
@@ -182,6 +188,15 @@ def serve_http(mode: str, port: int, tools: list[dict], after: int) -> int:
                 return
             if mode == "stderr-gig" and n == 1:
                 stderr_gig()
+            if mode == "floods":
+                self._head(200, "text/event-stream", None)
+                event = b"data: " + json.dumps(BIG_NOTE).encode() + b"\n\n"
+                for _ in range(SIZES["sustained"] // 1000):
+                    self.wfile.write(event * 1000)
+                self.wfile.write(b"data: " + json.dumps(error_result(msg_id)).encode() + b"\n\n")
+                self.wfile.flush()
+                self.close_connection = True
+                return
             if mode in ("sse-open", "sse-endless") or (mode == "notify" and n == 1):
                 self._head(200, "text/event-stream", None)
                 event = b"data: " + json.dumps(NOTE).encode() + b"\n\n"
@@ -230,11 +245,13 @@ def main() -> int:
     parser.add_argument("--port", type=int, default=0)
     parser.add_argument("--delay", type=float, default=SIZES["delay"])
     parser.add_argument("--flood", type=int, default=SIZES["flood"])
+    parser.add_argument("--sustained", type=int, default=SIZES["sustained"])
     parser.add_argument("--stderr-mib", type=int, default=SIZES["stderr_mib"])
     parser.add_argument("--cmd-mib", type=int, default=SIZES["cmd_mib"])
     parser.add_argument("ignored", nargs="*")
     args, _unknown = parser.parse_known_args()
-    SIZES.update(delay=args.delay, flood=args.flood, stderr_mib=args.stderr_mib, cmd_mib=args.cmd_mib)
+    SIZES.update(delay=args.delay, flood=args.flood, sustained=args.sustained, stderr_mib=args.stderr_mib,
+                 cmd_mib=args.cmd_mib)
     if args.role == "command":
         return run_command(args.mode)
     tools = tools_of(args.profile)
@@ -261,6 +278,10 @@ def main() -> int:
         calls += 1
         if args.mode == "hang":
             continue
+        if args.mode == "floods":
+            line = (json.dumps(BIG_NOTE) + "\n").encode()
+            for _ in range(SIZES["sustained"] // 1000):
+                write(line * 1000)
         if args.mode == "huge":
             head, tail = huge_answer(msg_id)
             write(head)

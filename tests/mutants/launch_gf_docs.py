@@ -31,6 +31,13 @@ def gf_docs_wrong_file():
     docs.resolve_relative = fallback
 
 
+@mutant("GF-TOOL-001", profile="generic-files", options=MAPPING, control="GF-WRITE-001")
+def gf_docs_search_finds_nothing():
+    """search_docs answers an empty list for every query: it cannot show an escape, so its probes
+    of GF-ESC-001 prove nothing, and GF-TOOL-001 (a search for a word of a file finds it) fails."""
+    docs.Library.search = lambda self, query, limit: []
+
+
 @mutant("GF-ESC-001", profile="generic-files", options=MAPPING)
 def gf_docs_index_follows_links():
     """Builds the search index following every symlink, so search_docs returns snippets of files

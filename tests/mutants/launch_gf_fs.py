@@ -41,6 +41,22 @@ def gf_fs_prefix_sibling():
     fs.inside = lambda root, real: real.startswith(root)
 
 
+@mutant("GF-ESC-001", "GF-DENY-001", profile="generic-files", options=(*MAPPING, "--request-timeout", "4"))
+def gf_fs_prefix_sibling_then_hang():
+    """The prefix bypass, and no answer at all for a path under `no-such-dir-rc` (which the sweep
+    probes last): the escape found before the hang is still named, and the hang on a path that
+    names nothing is no denial."""
+    import threading
+    gf_fs_prefix_sibling()
+    original = fs.resolve
+
+    def hang(roots, raw):
+        if "no-such-dir-rc" in raw:
+            threading.Event().wait()  # never answers (the call's worker waits for ever)
+        return original(roots, raw)
+    fs.resolve = hang
+
+
 @variant(profile="generic-files", options=MAPPING)
 def gf_fs_refuses_all_symlinks():
     """Not a defect: refuses every path that goes through a symlink, even one that stays inside

@@ -33,6 +33,16 @@ def _wrap(method: str, transform) -> None:
     setattr(tools.Tools, method, patched)
 
 
+def _checksum_with_context(body, sess, source_id):
+    """A fetch_passage body whose checksum covers the passage with its context around it."""
+    import hashlib
+    passage = body["passage"]
+    whole = passage["context_before"] + passage["exact_text"] + passage["context_after"]
+    body["integrity"] = {"checksum": hashlib.sha256(whole.encode()).hexdigest(),
+                         "verified": body["integrity"]["verified"]}
+    return body
+
+
 def _wrap_responses(transform) -> None:
     """Pass every next_stream_chunk response through transform(body, stream), which edits it."""
     original = streams.next_response
@@ -645,6 +655,27 @@ def on_world_with_authority():
     _world_says("authority_level", "advisory")
 
 
+@mutant("ON-WORLD-002", profile=PROFILE)
+def on_purpose_incomplete():
+    """describe_world's purpose leaves "prevent ungoverned synthesis" out."""
+    original = world.describe_world
+
+    def describe_world():
+        body = original()
+        body["purpose"] = [p for p in body["purpose"] if p != "prevent ungoverned synthesis"]
+        return body
+    world.describe_world = describe_world
+
+
+@mutant("ON-COLL-003", profile=PROFILE)
+def on_enter_without_an_operation():
+    """enter_collection's available_operations leaves begin_result_stream out."""
+    def answer(body, sess, collection_id):
+        body["available_operations"] = [op for op in body["available_operations"] if op != "begin_result_stream"]
+        return body
+    _wrap("_enter_collection", answer)
+
+
 def _world_says(key, value):
     """describe_world's `world` with one field changed."""
     original = world.describe_world
@@ -885,6 +916,31 @@ def on_no_collection_reworded():
         "no_collection_context", "Please select a collection.", recovery="Use enter_collection")
 
 
+@mutant("ON-TEXT-003", profile=PROFILE)
+def on_forbidden_recovery_reworded():
+    """operation_forbidden refusals carry another recovery than assertReadOnly's."""
+    original = errors.forbidden
+
+    def forbidden(operation, condition):
+        error = original(operation, condition)
+        error.recovery = "Mutation is not available here."
+        return error
+    errors.forbidden = forbidden
+    refusals.errors = errors
+
+
+@mutant("ON-PASS-011", profile=PROFILE)
+def on_fetch_error_without_source_id():
+    """fetch_passage's source_not_found and source_outside_collection errors do not name the source."""
+    original = errors.ToolError.body
+
+    def body(self):
+        document = original(self)
+        document["error"].pop("source_id", None)
+        return document
+    errors.ToolError.body = body
+
+
 @mutant("ON-SRCH-009", profile=PROFILE)
 def on_search_names_the_first_collection():
     """semantic_search names the library's first collection, whichever is active."""
@@ -1017,6 +1073,22 @@ def on_own_passage_ranked_eleventh():
     tools.Tools._hits = hits
 
 
+@mutant("ON-SRCH-012", profile=PROFILE)
+def on_search_finds_nothing():
+    """semantic_search returns no result for any query (and streams reference nothing)."""
+    tools.Tools._hits = lambda self, cid, query, k: ([], 0)
+
+
+@mutant("ON-ART-012", "ON-COLL-007", profile=PROFILE)
+def on_listed_artifact_ids_refused():
+    """list_artifact_sets names artifact ids retrieve_artifact does not know (a stale export's)."""
+    def answer(body, sess):
+        for entry in body["artifact_sets"]:
+            entry["artifact_ids"] = [f"{wire}-v0" for wire in entry["artifact_ids"]]
+        return body
+    _wrap("_list_artifact_sets", answer)
+
+
 # -- answers each allowed, but not the same way throughout (the profile's advisories) ------------------------
 # The variant on_variant_mixed_readings takes all of them at once: each call is one the seed allows.
 _HALF = set(list(world.TOOLS)[::2])  # describe_world, enter_collection, semantic_search, ...
@@ -1093,6 +1165,42 @@ def on_checksum_coverage_two_ways():
 @mutant("ON-ART-011", profile=PROFILE)
 def on_tamper_reported_two_ways():
     """A changed JSON artifact is served with verified false; a changed Markdown one is refused."""
+    _changed_served_unverified(refuse_markdown=True)
+
+
+# The reference's own declaration (k_over_max clamp, tamper_report error, ...), for the mutants
+# that take one way throughout, but not the declared one.
+_DECLARED = ("--declare", str(Path(__file__).resolve().parents[2] / "reference" / "open_notebook" / "declaration.yaml"))
+
+
+@mutant("ON-SRCH-003", "ON-SRCH-010", profile=PROFILE, options=_DECLARED)
+def on_k_over_max_refused_though_clamp_declared():
+    """Declares k_over_max clamp, but refuses every k over 50 (ambiguous_request): one way, not the declared one."""
+    _refuse_k_over()
+
+
+@mutant("ON-ART-007", "ON-ART-011", profile=PROFILE, options=_DECLARED)
+def on_tamper_unverified_though_error_declared():
+    """Declares tamper_report error, but serves every changed artifact with verified false."""
+    _changed_served_unverified(refuse_markdown=False)
+
+
+@mutant("ON-TOOL-003", "ON-TOOL-005", profile=PROFILE, options=_DECLARED)
+def on_tool_metadata_annotations_though_meta_declared():
+    """Declares tool_metadata _meta, but every tool declares read-only and reversible in annotations only."""
+    server.tool_list = lambda: [server.types.Tool(name=name, description=description, input_schema=schema,
+                                                  annotations=server.ANNOTATIONS)
+                                for name, (description, schema) in world.TOOLS.items()]
+
+
+@mutant("ON-PASS-004", "ON-PASS-010", profile=PROFILE, options=_DECLARED)
+def on_checksum_with_context_though_exact_text_declared():
+    """Declares passage_checksum exact_text, but every passage's checksum covers it with its context."""
+    _wrap("_fetch_passage", _checksum_with_context)
+
+
+def _changed_served_unverified(*, refuse_markdown: bool) -> None:
+    """retrieve_artifact serves a changed artifact with verified false (a Markdown one refused, if asked)."""
     original = tools.Tools._retrieve_artifact
 
     def retrieve(self, sess, artifact_id):
@@ -1100,7 +1208,7 @@ def on_tamper_reported_two_ways():
         artifact = lib.artifact(sess.active, artifact_id)
         data = (lib.root / artifact.rel_path).read_bytes()
         intact = artifact.intact_at_start and layout.sha256_hex(data) == artifact.sha256
-        if intact or artifact.media_type == "text/markdown":
+        if intact or refuse_markdown and artifact.media_type == "text/markdown":
             return original(self, sess, artifact_id)  # refuses a changed Markdown artifact
 
         class Unchecked:
@@ -1234,7 +1342,6 @@ def on_variant_other_choices():
     - stream tokens are UUIDs and chunk_index starts at 1;
     - an unknown tool is refused at the protocol level (invalid params), not in the taxonomy.
     """
-    import hashlib
     import uuid
 
     from mcp.shared.exceptions import MCPError
@@ -1252,13 +1359,7 @@ def on_variant_other_choices():
 
     _refuse_k_over()
 
-    def window_checksum(body, sess, source_id):
-        passage = body["passage"]
-        whole = passage["context_before"] + passage["exact_text"] + passage["context_after"]
-        body["integrity"] = {"checksum": hashlib.sha256(whole.encode()).hexdigest(),
-                             "verified": body["integrity"]["verified"]}
-        return body
-    _wrap("_fetch_passage", window_checksum)
+    _wrap("_fetch_passage", _checksum_with_context)
 
     def read_artifact(self, artifact):
         data = (self.root / artifact.rel_path).read_bytes()
@@ -1393,11 +1494,26 @@ def on_variant_loose_echoes():
 
     - chunk_index counts the chunks of its step, from 0 at each step (the seed: `chunk_index: number`);
     - semantic_search, begin_result_stream and the completion summary echo the query trimmed;
-    - a passage whose text is the query ranks after ten other matches (the seed promises no recall).
+    - a passage whose text is the query ranks after ten other matches (the seed promises no recall);
+    - the open lists hold more than the seed's entries, in another order: describe_world's
+      purpose adds the seed's fourth (World Seal), enter_collection's available_operations adds
+      explain_provenance.
     Passes the default run; under --strict ON-STRM-013 and ON-SRCH-011 are reported (advisories).
     """
     on_chunk_index_per_step()
     on_own_passage_ranked_eleventh()
+    original_world = world.describe_world
+
+    def describe_world():
+        body = original_world()
+        body["purpose"] = [*reversed(body["purpose"]), "support downstream reasoning only through explicit contracts"]
+        return body
+    world.describe_world = describe_world
+
+    def more_operations(body, sess, collection_id):
+        body["available_operations"] = ["explain_provenance", *reversed(body["available_operations"])]
+        return body
+    _wrap("_enter_collection", more_operations)
 
     def trimmed(body, sess, query, k=None):
         body["query"] = query.strip()
@@ -1405,6 +1521,28 @@ def on_variant_loose_echoes():
     _wrap("_semantic_search", trimmed)
     _wrap("_begin_result_stream", trimmed)
     _wrap_responses(lambda body, stream: "summary" in body and body["summary"].update(query=stream.query.strip()))
+
+
+@variant(profile=PROFILE)
+def on_variant_seed_artifact_listing():
+    """Not a defect: list_artifact_sets in the seed's own shape (each set's artifact_set_id,
+    artifact_type, created_at, status, source_notebooks and artifact_count, and no artifact ids):
+    retrieve_artifact and explain_provenance take a set's artifact_set_id, the one identifier
+    the seed's listing gives, for the set's first artifact (and still the artifacts' own ids).
+    Passes the default run; under --strict ON-COLL-007 is reported (an advisory)."""
+    def seed_shape(body, sess):
+        for entry in body["artifact_sets"]:
+            entry.pop("artifact_ids")
+        return body
+    _wrap("_list_artifact_sets", seed_shape)
+    original = library.Library.artifact
+
+    def artifact(self, active, requested):
+        artifact_set = self.collections[active].artifact_sets.get(requested) if active else None
+        if artifact_set is not None and artifact_set.artifacts:
+            return next(iter(artifact_set.artifacts.values()))
+        return original(self, active, requested)
+    library.Library.artifact = artifact
 
 
 if __name__ == "__main__":

@@ -286,6 +286,60 @@ def rt_root_spelling_breaks_paths():
     walk.walk_files = walk_files
 
 
+@mutant("RT-CFG-005", profile="retrieval-tools")
+def rt_trailing_slash_root_outside():
+    """Containment is `startswith(root + "/")` on the root as given, real path or not: with
+    DOCS_ROOT or CODE_ROOT ending in `/` the root itself is outside, so list_dir without a
+    path is refused there; files and subdirectories are served as usual."""
+    original = paths.inside
+
+    def inside(root_real, real):
+        for var in ("DOCS_ROOT", "CODE_ROOT"):
+            given = os.environ.get(var, "")
+            if given.endswith("/") and Path(os.path.realpath(given)) == root_real:
+                return str(real).startswith(os.path.realpath(given) + "/")
+        return original(root_real, real)
+    paths.inside = inside
+
+
+@mutant("RT-TOOL-004", profile="retrieval-tools")
+def rt_output_schema_missing():
+    """list_dir is listed without an outputSchema (its results and structuredContent are as
+    before)."""
+    original = server.tool_list
+
+    def tool_list():
+        return [tool.model_copy(update={"output_schema": None}) if tool.name == "list_dir" else tool
+                for tool in original()]
+    server.tool_list = tool_list
+
+
+@mutant("MCP-TOOLS-004", profile="retrieval-tools")
+def rt_snippet_structured_content_off_schema():
+    """get_snippet's structuredContent, built apart from its text, gives start_line as a string:
+    it does not conform to the declared outputSchema (the text content is right)."""
+    original = server.to_result
+
+    def to_result(outcome):
+        out = original(outcome)
+        result = (out.structured_content or {}).get("result")
+        if isinstance(result, dict) and "start_line" in result:
+            structured = json.loads(json.dumps(out.structured_content))
+            structured["result"]["start_line"] = str(result["start_line"])
+            out = out.model_copy(update={"structured_content": structured})
+        return out
+    server.to_result = to_result
+
+
+@mutant("RT-OPEN-003", profile="retrieval-tools")
+def rt_phantom_last_line():
+    """Counts an empty line after a file's final newline (and one in an empty file), as a plain
+    split on LF does: open_file ends with it, get_snippet clamps to it. The seed checks accept it;
+    the advisory reports it."""
+    original = walk.split_lines
+    walk.split_lines = lambda text: original(text) + [""] if not text or text.endswith("\n") else original(text)
+
+
 @mutant("RT-SRCH-008", "RT-OUT-002", profile="retrieval-tools")
 def rt_unreadable_dir_fails_search():
     """A directory search cannot read fails the whole search, and the error names it by its
@@ -368,6 +422,21 @@ def rt_plain_text_validation_error():
                                                is_error=True)
         return original(outcome)
     server.to_result = to_result
+
+
+@mutant("RT-ENV-002", profile="retrieval-tools")
+def rt_list_dir_crashes_on_a_non_string_path():
+    """list_dir does not check that `path` is a string, so a number crashes it; the catch-all
+    answers with a well-formed INTERNAL_ERROR ("Internal error"), as the public seed-003
+    server answers with INTERNAL_ERROR "Unhandled error". A crash is not the structured error."""
+    original = tools.parse_arguments
+
+    def parse_arguments(tool, arguments):
+        if tool == "list_dir" and isinstance(arguments, dict) and not isinstance(arguments.get("path", ""), str):
+            parsed = original(tool, {k: v for k, v in arguments.items() if k != "path"})
+            return dict(parsed, path=arguments["path"])
+        return original(tool, arguments)
+    tools.parse_arguments = parse_arguments
 
 
 def _root_gitignore_only():
@@ -495,7 +564,8 @@ def rt_variant_open_choices():
     - other parameter names (q, max_results, file, start, end, dir), unknown arguments ignored;
     - other error codes (one per reason), as JSON-RPC errors whose data is the error document,
       with `details` a string;
-    - no outputSchema, no annotations, no structuredContent;
+    - an outputSchema of its own, loose about `result` (any shape), and structuredContent that
+      conforms to it; no annotations;
     - results reshaped: search gives a list of {path, line, preview} (no repo), open_file
       [line, text] pairs, get_snippet {n, t} objects, list_dir path strings;
     - hidden and ignored files can be opened; a binary file opens as replaced text.
@@ -534,10 +604,18 @@ def rt_variant_open_choices():
             document = {"error": {"code": code, "message": error["message"], "details": "see docs/errors.md"}}
             raise MCPError(-32010, error["message"], document)
         text = json.dumps(outcome.body, ensure_ascii=False)
-        return server.types.CallToolResult(content=[server.types.TextContent(type="text", text=text)])
+        return server.types.CallToolResult(content=[server.types.TextContent(type="text", text=text)],
+                                           structured_content=outcome.body)
     server.to_result = to_result
-    server.tool_list = lambda: [server.types.Tool(name=name, description=description, input_schema=_variant_schema(name))
+    server.tool_list = lambda: [server.types.Tool(name=name, description=description,
+                                                  input_schema=_variant_schema(name), output_schema=_VARIANT_OUTPUT)
                                 for name, (description, _fn) in tools.TOOLS.items()]
+
+
+# The variant's output schema: the envelope the seed fixes, and nothing about `result`'s shape.
+_VARIANT_OUTPUT = {"type": "object", "required": ["result", "meta"],
+                   "properties": {"result": {},
+                                  "meta": {"type": "object", "required": ["repo", "duration_ms", "truncated"]}}}
 
 if __name__ == "__main__":
     sys.exit(run("launch_retrieval_tools.py", server.main))

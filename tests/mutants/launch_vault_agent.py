@@ -136,9 +136,10 @@ def va_writer_lock_unseen():
     core.writer_phase = lambda index_dir: None
 
 
-@mutant("VA-STDIO-010", profile=PROFILE)
+@mutant("VA-STDIO-010", "VA-STDIO-011", profile=PROFILE)
 def va_stdin_close_kills():
-    """At the end of stdin the process exits at once, dropping every call in flight."""
+    """At the end of stdin the process exits at once, dropping every call in flight (an answer
+    half-written included)."""
     original = mcp_server.stdio_server
 
     @asynccontextmanager
@@ -251,6 +252,49 @@ def va_exit_lingers():
     cli.run_mcp = run_mcp
 
 
+@mutant("VA-API-003", profile=PROFILE)
+def va_body_limit_ignored():
+    """The HTTP API reads JSON bodies of any size: a padded 65 KiB search is answered 200."""
+    http_app.MAX_BODY = 1 << 30
+
+
+@mutant("VA-HTTP-014", profile=PROFILE, transport="http")
+def va_wildcard_origin_accepted():
+    """cors.allowed_origins may hold "*": serve starts with it and grants every origin."""
+    original = config._validate
+
+    def _validate(values, *, mcp_keys):
+        origins = values["cors.allowed_origins"]
+        explicit = [o for o in origins if "*" not in o]
+        checked = {**values, "cors.allowed_origins": explicit,
+                   "cors.enabled": values["cors.enabled"] and bool(explicit)}
+        return original(checked, mcp_keys=mcp_keys)
+    config._validate = _validate
+    original_ok = http_app.Gate._origin_ok
+    http_app.Gate._origin_ok = lambda self, origin: "*" in self.cors_origins or original_ok(self, origin)
+
+
+@mutant("VA-API-004", profile=PROFILE)
+def va_get_not_implemented():
+    """The HTTP API answers every GET (health, status, notes, chunks, attachments) with 501 and a
+    text body."""
+    original = http_app.build_app
+
+    def build_app(core_, settings, port):
+        app = original(core_, settings, port)
+
+        async def gated(scope, receive, send):
+            endpoint = settings["mcp.http.endpoint"]
+            if scope["type"] == "http" and scope["method"] == "GET" and scope["path"] != endpoint:
+                await send({"type": "http.response.start", "status": 501,
+                            "headers": [(b"content-type", b"text/plain; charset=utf-8")]})
+                await send({"type": "http.response.body", "body": b"Not Implemented"})
+                return
+            await app(scope, receive, send)
+        return gated
+    http_app.build_app = build_app
+
+
 @mutant("MCP-HTTP-004", profile=PROFILE, transport="http")
 def va_no_origin_check():
     """Any Origin is accepted."""
@@ -290,6 +334,17 @@ def va_prefix_containment():
         if real.startswith(root_real) and not real.startswith(root_real + os.sep) and os.path.isfile(real):
             return rel, Path(real), os.stat(real)
         return original(rules, raw)
+    safety.resolve_attachment = core.resolve_attachment = resolve_attachment
+
+
+@mutant("VA-VIS-001", profile=PROFILE)
+def va_user_excludes_not_for_attachments():
+    """get_attachment applies the default exclusions only: a file under a vault.exclude folder is
+    served (search still leaves excluded notes out)."""
+    original = safety.resolve_attachment
+
+    def resolve_attachment(rules, raw):
+        return original(safety.Rules.make(rules.root, [], rules.skip_dir), raw)
     safety.resolve_attachment = core.resolve_attachment = resolve_attachment
 
 
@@ -394,6 +449,19 @@ def va_silent_embedding_fallback():
     def _mode(self, requested, state, default):
         used, warnings = original(self, requested, state, default)
         return (used, []) if requested is None else (used, warnings)
+    core.Core._mode = _mode
+
+
+@mutant("VA-MODE-002", profile=PROFILE)
+def va_unreachable_embeddings_incompatible():
+    """With embeddings configured but unreachable (embedding.require false), search and related
+    without a mode fail with INDEX_INCOMPATIBLE instead of falling back to lexical."""
+    original = core.Core._mode
+
+    def _mode(self, requested, state, default):
+        if requested is None and state.model is None and self.settings["embedding.enabled"]:
+            raise errors.VaultError("INDEX_INCOMPATIBLE")
+        return original(self, requested, state, default)
     core.Core._mode = _mode
 
 
