@@ -92,9 +92,12 @@ COMMANDS = {p for p, _ in TARGETS if contracts.load_profile(p).command_roles}
 
 def modes_of(profile: str, transport: str) -> dict[str, list[str]]:
     modes = dict(HTTP_MODES if transport == "http" else MODES)
-    limit = contracts.load_profile(profile).message_limit  # a size the profile's documents set
+    spec = contracts.load_profile(profile)
+    limit = spec.message_limit  # a size the profile's documents set
     if limit:
         modes["huge"] = ["over the", limit["requirement"]]
+    elif "MCP-SIZE-001" not in spec.requirements:  # generic-files: the size named, no requirement to file it under
+        modes["huge"] = ["over the", "over the size limit"]
     if profile in COMMANDS and transport == "stdio":  # the commands are the same over either transport
         modes.update(COMMAND_MODES)
     return modes
