@@ -77,8 +77,10 @@ def error_texts(response: dict[str, Any], what: str, *, req: str | None = None) 
     """Assert the call failed (isError result or JSON-RPC error); return every error text."""
     req = own(req)
     result = result_of(response)
-    if result is None:
-        error = response.get("error") or {}
+    if result is None:  # a JSON-RPC error: the call failed (a check of it, held)
+        check(isinstance(response.get("error"), dict), f"{what}: expected a failure, got {short(response, 200)}",
+              req=req)
+        error = response["error"]
         return [str(error.get("message", "")), json.dumps(error.get("data", ""), ensure_ascii=False)]
     check(result.get("isError") is True, f"{what}: expected a failure, got a successful result", req=req)
     return texts(result)

@@ -39,6 +39,10 @@ def main(argv: list[str] | None = None) -> int:
         from .declare import main as declare
         return declare(args[1:])
     if args[:1] == ["all"]:
+        if "-h" in args or "--help" in args:
+            from .cli_info import all_help_text
+            sys.stdout.write(all_help_text())
+            return 0
         return run_matrix(args[1:])
     if args[:1] == ["merge-reports"]:
         from .merge import main as merge_main

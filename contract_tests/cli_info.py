@@ -41,6 +41,27 @@ def help_text(profile_id: str | None = None) -> str:
     return "\n".join(out) + "\n"
 
 
+def all_help_text() -> str:
+    """`retrieval-contract all --help`: the matrix run's own options (the others go to every run)."""
+    return "\n".join([
+        "usage: retrieval-contract all [--report DIR] [-n N] [options]",
+        "",
+        "Runs the suite against the bundled reference servers: every profile, transport and phase of",
+        "specs/ (and every worked mapping of a mapped profile), each run in its own process.",
+        "",
+        "options:",
+        "  --report DIR",
+        "      one report folder per run under DIR (results.json, .md, .html and output.txt)",
+        "  -n N",
+        "      how many runs at a time (default 1; each run is one process)",
+        "  any other option (--strict, -m TIER, -k EXPR, ...)",
+        "      passed to every run (retrieval-contract --help lists them)",
+        "",
+        "exit status: 0 when every run exits 0; otherwise a run's non-zero status, by the suite's",
+        "precedence (8, then 9, then 1, then 7: the 'Exit status' section of docs/usage.md lists them).",
+    ]) + "\n"
+
+
 def profile_help(profile_id: str) -> list[str]:
     profile = contracts.load_profile(profile_id)
     data = profile.data

@@ -40,6 +40,14 @@ def test_help_for_a_profile_with_further_commands_names_each_role_and_the_refere
     assert "--rc-command ROLE=CMD" in _cli("--help").stdout
 
 
+def test_help_of_all_is_its_own_and_runs_nothing():
+    """`all --help` once printed the suite's help per run, after starting every run."""
+    out = _cli("all", "--help")
+    assert out.returncode == 0
+    assert out.stdout.startswith("usage: retrieval-contract all") and "-n N" in out.stdout
+    assert "runs in" not in out.stdout and "pass " not in out.stdout
+
+
 def test_version_names_the_suite_and_the_contract_data():
     out = _cli("--version")
     assert out.returncode == 0

@@ -11,11 +11,12 @@ from tests.conftest import ROOT
 EXAMPLES = ROOT / "examples"
 
 # Requirements an example may skip: checks gated on what it does not offer (the optional
-# adjacent tools) or on the machine (root reads unreadable directories); and the phases to run.
+# adjacent tools, an outputSchema: MCP-TOOLS-004; a tool listed to an anonymous client:
+# MCP-TOOLS-002) or on the machine (root reads unreadable directories); and the phases to run.
 CASES = {
-    "section-source-local": ("{python} %s --vault {vault}", {"SSL-ERR-003", "MCP-CAP-001"}, (None,)),
+    "section-source-local": ("{python} %s --vault {vault}", {"SSL-ERR-003", "MCP-CAP-001", "MCP-TOOLS-004"}, (None,)),
     "retrieval-tools": ("{python} %s", {"MCP-CAP-001"}, (None,)),
-    "section-source-hosted": ("{python} %s --port {port} --phase {phase}", set(), ("1K", "1L")),
+    "section-source-hosted": ("{python} %s --port {port} --phase {phase}", {"MCP-TOOLS-004", "MCP-TOOLS-002"}, ("1K", "1L")),
 }
 RUNS = [pytest.param(profile, phase, id=profile + (f"-{phase}" if phase else ""))
         for profile, (_command, _skips, phases) in sorted(CASES.items()) for phase in phases]

@@ -98,6 +98,8 @@ def modes_of(profile: str, transport: str) -> dict[str, list[str]]:
         modes["huge"] = ["over the", limit["requirement"]]
     elif "MCP-SIZE-001" not in spec.requirements:  # generic-files: the size named, no requirement to file it under
         modes["huge"] = ["over the", "over the size limit"]
+    if "MCP-RPC-003" not in spec.requirements:  # generic-files: the lines counted, no requirement to file them under
+        modes["garbage"] = ["stdout lines past the caps"] if transport == "stdio" else ["not JSON-RPC"]
     if profile in COMMANDS and transport == "stdio":  # the commands are the same over either transport
         modes.update(COMMAND_MODES)
     return modes

@@ -227,6 +227,8 @@ def test_safe_paths_normalize(raw, expected):
     ("a\ud800.md", "PATH_INVALID", "invalid_unicode"),
     ("..", "PATH_TRAVERSAL", "dot_dot_segment"), ("a/../b", "PATH_TRAVERSAL", "dot_dot_segment"),
     ("a\\..\\..\\b", "PATH_TRAVERSAL", "dot_dot_segment"),
+    ("a/" * 2046 + "x.md", "PATH_INVALID", "too_long"), ("a/" * 34998 + "x.md", "PATH_INVALID", "too_long"),
+    ("a/" * 300 + "../" * 301 + "x", "PATH_TRAVERSAL", "dot_dot_segment"),  # the text's own rule first
 ])
 def test_unsafe_paths_are_refused_by_text_alone(raw, code, reason):
     with pytest.raises(ToolError) as info:

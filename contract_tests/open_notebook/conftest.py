@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from contract_tests.checks import called_ok, tool_output
+from contract_tests.harness.limits import patience
 from contract_tests.open_notebook.common import Session, as_failure
 from contract_tests.running import own
 from contract_tests.verdicts import RequirementFailure
@@ -82,8 +83,8 @@ class _Recording:
     def __init__(self, conn, walk: Walk) -> None:
         self.conn, self.walk = conn, walk
 
-    def call_tool(self, name, arguments, timeout=60):
-        response = as_failure(self.conn.call_tool(name, arguments, timeout=timeout))
+    def call_tool(self, name, arguments, timeout=None):
+        response = as_failure(self.conn.call_tool(name, arguments, timeout=timeout or patience(3)))
         self.walk.calls.append((name, arguments, response))
         return response
 

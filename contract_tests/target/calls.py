@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..checks import called_ok, short, structured_error, tool_output
+from ..harness.limits import patience
 from ..running import own
 from ..verdicts import Finding, RequirementFailure, describe_call
 
@@ -16,7 +17,7 @@ class Calls:
     the arguments are renamed before they are sent. Every finding names the request."""
 
     names: Any = None
-    timeout: float = 60.0
+    timeout: float | None = None  # a call waits patience(3): 60 s by default, scaled by --request-timeout
 
     def __init__(self, conn: Any, profile: Any, names: Any = None) -> None:
         self.conn, self.profile, self.names = conn, profile, names
@@ -37,7 +38,7 @@ class Calls:
     def raw(self, tool: str, arguments: Any, timeout: float | None = None) -> tuple[dict[str, Any], str]:
         """The response, and the call as a finding names it."""
         args = self.arguments(tool, arguments)
-        response = self.conn.call_tool(tool, args, timeout=timeout or self.timeout)
+        response = self.conn.call_tool(tool, args, timeout=timeout or self.timeout or patience(3))
         return self.read(response), describe_call(tool, args)
 
     def ok(self, tool: str, arguments: Any, *, req: str | None = None) -> Any:

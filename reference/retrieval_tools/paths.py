@@ -20,6 +20,9 @@ from .errors import ToolError
 JS_WHITESPACE = "\t\n\v\f\r \u00a0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000\ufeff"
 _C0 = re.compile(r"[\x00-\x1f]")
 _DRIVE = re.compile(r"^[A-Za-z]:")
+# Linux's PATH_MAX (4,096 bytes with the terminating NUL): a relative path this long names no file
+# under any root, so it is refused as text; resolving it would cost a lookup per segment.
+PATH_MAX = 4096
 
 
 def normalize(raw: str, repo: str, *, allow_root: bool = False) -> str:
@@ -45,7 +48,10 @@ def normalize(raw: str, repo: str, *, allow_root: bool = False) -> str:
         raise ToolError("PATH_TRAVERSAL", field="path", repo=repo, reason="dot_dot_segment")
     if not segments and not allow_root:
         raise ToolError("PATH_INVALID", field="path", repo=repo, reason="empty")
-    return "/".join(segments)
+    relative = "/".join(segments)
+    if len(relative.encode("utf-8")) >= PATH_MAX:  # no file has such a path: refused before any lookup
+        raise ToolError("PATH_INVALID", field="path", repo=repo, reason="too_long")
+    return relative
 
 
 def round_trips(relative: str) -> bool:
