@@ -1,5 +1,6 @@
 """The official filesystem server (@modelcontextprotocol/server-filesystem), the most-used file
-server, judged by the generic-files profile under `--mapping auto`, at four pinned versions.
+server, judged by the generic-files profile under `--mapping auto` and under its worked mapping
+(examples/generic-files/official-filesystem.yaml), at four pinned versions.
 
 Versions up to 2025.3.28 carry CVE-2025-53110 (a path under `<root>_evil` passes a bare prefix
 check) and CVE-2025-53109 (a symlink out of the root is followed): they must fail GF-ESC-001 and
@@ -24,6 +25,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 CACHE = ROOT / ".cache" / "official-filesystem"
+MAPPING = ROOT / "examples" / "generic-files" / "official-filesystem.yaml"
 PACKAGE = "@modelcontextprotocol/server-filesystem"
 ZOD3 = "zod@3.25.76"
 # version -> (what sits beside it, the requirements that must fail; every other must not)
@@ -54,15 +56,30 @@ def _installed(version: str, beside: tuple[str, ...]) -> Path:
     return entry
 
 
-@pytest.mark.parametrize("version", sorted(VERSIONS))
-def test_the_official_filesystem_server_is_judged_right_under_auto(suite_run, version):
-    beside, failing = VERSIONS[version]
-    entry = _installed(version, beside)
-    run = suite_run("--profile", "generic-files", "--mapping", "auto", "--server-cmd", f"node {entry} {{root}}")
+def _judged(run, version: str, failing: set[str]) -> None:
+    """`failing` fail, every other requirement passes (or has nothing to check), and the exit says so."""
     assert run.results is not None, run.output[-3000:]
     status = run.status()
     wrong = {req: verdict for req, verdict in status.items()
              if (verdict == "fail") != (req in failing) and verdict not in ("skip", "n/a")}
     assert not wrong, f"{version}: {wrong} (want {sorted(failing) or 'no failure'})\n{run.output[-3000:]}"
     assert run.code == (1 if failing else 0), f"{version}: exit {run.code}\n{run.output[-3000:]}"
+
+
+@pytest.mark.parametrize("version", sorted(VERSIONS))
+def test_the_official_filesystem_server_is_judged_right_under_auto(suite_run, version):
+    beside, failing = VERSIONS[version]
+    entry = _installed(version, beside)
+    run = suite_run("--profile", "generic-files", "--mapping", "auto", "--server-cmd", f"node {entry} {{root}}")
+    _judged(run, version, failing)
     assert "trial:" in (run.report_dir / "mapping.proposed.yaml").read_text()
+
+
+@pytest.mark.parametrize("version", sorted(VERSIONS))
+def test_the_official_filesystem_server_is_judged_right_under_its_worked_mapping(suite_run, version):
+    """examples/generic-files/official-filesystem.yaml (the fs example's mapping, adapted: absolute
+    paths, read_file) gives every version the verdicts auto gives it."""
+    beside, failing = VERSIONS[version]
+    entry = _installed(version, beside)
+    _judged(suite_run("--profile", "generic-files", "--mapping", str(MAPPING), "--server-cmd", f"node {entry} {{root}}"),
+            version, failing)
