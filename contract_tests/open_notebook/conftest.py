@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from contract_tests.checks import called_ok, tool_output
-from contract_tests.harness.limits import patience
 from contract_tests.open_notebook.common import Session, as_failure
 from contract_tests.running import own
+from contract_tests.target.calls import call_wait
 from contract_tests.verdicts import RequirementFailure
 
 MAX_CHUNKS = 200
@@ -84,7 +84,7 @@ class _Recording:
         self.conn, self.walk = conn, walk
 
     def call_tool(self, name, arguments, timeout=None):
-        response = as_failure(self.conn.call_tool(name, arguments, timeout=timeout or patience(3)))
+        response = as_failure(self.conn.call_tool(name, arguments, timeout=timeout or call_wait()))
         self.walk.calls.append((name, arguments, response))
         return response
 

@@ -12,12 +12,17 @@ from ..running import own
 from ..verdicts import Finding, RequirementFailure, describe_call
 
 
+def call_wait() -> float:
+    """How long a tool call of the checks waits: three request timeouts (60 s by default, scaled by
+    --request-timeout, so a hostile run under short deadlines never waits a fixed minute)."""
+    return patience(3)
+
+
 class Calls:
     """Calls on `conn`; with `names` (the server's parameter names, contract_tests/names.py)
     the arguments are renamed before they are sent. Every finding names the request."""
 
     names: Any = None
-    timeout: float | None = None  # a call waits patience(3): 60 s by default, scaled by --request-timeout
 
     def __init__(self, conn: Any, profile: Any, names: Any = None) -> None:
         self.conn, self.profile, self.names = conn, profile, names
@@ -38,7 +43,7 @@ class Calls:
     def raw(self, tool: str, arguments: Any, timeout: float | None = None) -> tuple[dict[str, Any], str]:
         """The response, and the call as a finding names it."""
         args = self.arguments(tool, arguments)
-        response = self.conn.call_tool(tool, args, timeout=timeout or self.timeout or patience(3))
+        response = self.conn.call_tool(tool, args, timeout=timeout or call_wait())
         return self.read(response), describe_call(tool, args)
 
     def ok(self, tool: str, arguments: Any, *, req: str | None = None) -> Any:
