@@ -110,6 +110,32 @@ def suite_run(tmp_path):
     return run
 
 
+# -- the fork server: mutant and variant servers start without paying the SDK's imports -----------
+# Each worker (or a run without xdist) starts tests/forkserver.py in the background; the mutant
+# commands go through tests/mutants/relay.py to it once it listens (before, and under
+# RC_FORKSERVER=0, they start as new processes, as a user's would).
+
+def pytest_configure(config):
+    if not hasattr(config, "workerinput") and getattr(config.option, "numprocesses", None):
+        return  # the xdist controller runs no test
+    import socket
+    if os.environ.get("RC_FORKSERVER") == "0" or not hasattr(socket, "send_fds") or not Path("/proc/self/fd").is_dir():
+        return
+    import shutil
+    import tempfile
+    folder = Path(tempfile.mkdtemp(prefix="rc-forkserver-"))
+    path = folder / "socket"
+    proc = subprocess.Popen([sys.executable, str(ROOT / "tests" / "forkserver.py"), str(path)], stdin=subprocess.PIPE,
+                            cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)})
+    os.environ["RC_FORKSERVER"] = str(path)
+
+    def stop() -> None:
+        proc.stdin.close()
+        proc.wait(timeout=30)
+        shutil.rmtree(folder, ignore_errors=True)
+    config.add_cleanup(stop)
+
+
 # -- the machine, shared between xdist workers ---------------------------------------------------
 # A test marked `alone` (the hostile runs, which time a whole suite run against a bound stated
 # for two cores) has the machine to itself: it waits for the test running on the other worker

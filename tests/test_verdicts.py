@@ -106,6 +106,11 @@ def test_the_reports_carry_html_a_baseline_diff_and_redacted_server_output(suite
 
 # -- blocked checks and suite errors (faults injected into the suite: tests/faults.py) --------------
 
+# Requirements whose tests need the faulted fixture (the SDK's tool list) from several test
+# modules: enough to show how a fixture's fault is reported, without a whole run.
+FIXTURE_USERS = "SSL-OUT-003,SSL-OUT-004,SSL-OUT-005,SSL-TOOL-001,SSL-IN-005"
+
+
 def _faulty(suite_run, fault: str, *args: str, body_log=None):
     from tests.conftest import ROOT
     env = {"RC_FAULT": fault, "PYTHONPATH": str(ROOT)}
@@ -116,7 +121,7 @@ def _faulty(suite_run, fault: str, *args: str, body_log=None):
 
 def test_a_crash_in_the_suite_is_one_suite_error_never_a_finding(suite_run):
     from contract_tests.verdicts import EXIT_SUITE_ERROR
-    run = _faulty(suite_run, "crash-fixture", "-n", "2")
+    run = _faulty(suite_run, "crash-fixture", "-n", "2", "--req", FIXTURE_USERS)
     assert run.code == EXIT_SUITE_ERROR, run.output[-3000:]
     errors = run.results["suite_errors"]
     assert len(errors) == 1 and errors[0]["message"] == "KeyError: 'tampered'" and errors[0]["count"] > 1, errors
@@ -154,7 +159,7 @@ def test_a_blocked_fixture_skips_its_tests_without_running_their_bodies(suite_ru
     requirements read blocked, and the run exits 7."""
     from contract_tests.verdicts import EXIT_BLOCKED
     body_log = tmp_path / "bodies.txt"
-    run = _faulty(suite_run, "block-fixture", "-n", "2", body_log=body_log)
+    run = _faulty(suite_run, "block-fixture", "-n", "2", "--req", FIXTURE_USERS, body_log=body_log)
     assert run.code == EXIT_BLOCKED, run.output[-3000:]
     rows = {r["id"]: r for r in run.results["requirements"]}
     blocked = [r for r in rows.values() if r["status"] == "blocked"]

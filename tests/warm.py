@@ -40,10 +40,32 @@ def preload() -> None:
     import contract_tests.judging  # noqa: F401
 
 
-def child(request: dict) -> None:
-    """(In the forked child.) Become the suite run the request describes; never returns."""
+def become(run) -> None:
+    """(In a forked child.) Run `run()` as a new interpreter would run a program, then exit with
+    its status: an int it returns or SystemExit gives, 1 after printing an uncaught exception's
+    traceback; never returns. (tests/forkserver.py's children end here too.)"""
     code = 70
     try:
+        code = run() or 0
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if not isinstance(exc.code, (int, type(None))):
+            print(exc.code, file=sys.stderr)
+    except BaseException:  # noqa: BLE001 - report it as `python -m` would, then exit non-zero
+        import traceback
+        traceback.print_exc()
+        code = 1
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        finally:
+            os._exit(code)
+
+
+def child(request: dict) -> None:
+    """(In the forked child.) Become the suite run the request describes; never returns."""
+    def run() -> int:
         os.setsid()
         os.chdir(request["cwd"])
         os.environ.clear()
@@ -55,19 +77,8 @@ def child(request: dict) -> None:
         os.dup2(out, 2)
         sys.argv = [sys.executable, *request["argv"]]
         from contract_tests.cli import main
-        code = main(request["argv"])
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    except BaseException:  # noqa: BLE001 - report it as `python -m` would, then exit non-zero
-        import traceback
-        traceback.print_exc()
-        code = 1
-    finally:
-        try:
-            sys.stdout.flush()
-            sys.stderr.flush()
-        finally:
-            os._exit(code)
+        return main(request["argv"])
+    become(run)
 
 
 def serve() -> int:

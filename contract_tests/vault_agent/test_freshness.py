@@ -10,6 +10,7 @@ import time
 import pytest
 
 from contract_tests.checks import called_ok, short, structured_error
+from contract_tests.harness.limits import patience
 from contract_tests.harness.vault_agent import NOTES
 from contract_tests.verdicts import Findings, RequirementFailure, describe_call
 from contract_tests.contracts import choice
@@ -131,7 +132,7 @@ def test_a_held_writer_shows_as_pending_then_updating_with_a_warning(fresh, name
                     response, _ = _search(srv, names)
                     seen[:] = [response]
                     return _state(response)[0] == phase or gone
-                wait_for(settled, 30, 0.2)
+                wait_for(settled, patience(1.5), 0.2)  # 30 s by default; no document sets it
                 response = seen[0] if seen else {}
                 state, warnings = _state(response)
                 ended = "" if writer.poll() is None else f" (the hold command exited {writer.poll()} while held)"

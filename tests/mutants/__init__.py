@@ -8,6 +8,7 @@ nothing here changes."""
 from __future__ import annotations
 
 import importlib
+import os
 import re
 import shlex
 from pathlib import Path
@@ -58,6 +59,10 @@ def _through(m, template: str) -> str:
     """A reference command template with the launcher (and the mutant's name) in place of the
     reference module."""
     launcher = f"{{python}} {shlex.quote(m.launcher)} {m.name}"
+    forkserver = os.environ.get("RC_FORKSERVER")
+    if forkserver and forkserver != "0" and not m.fresh:  # started by this worker's fork server (tests/forkserver.py)
+        launcher = f"{{python}} {shlex.quote(str(HERE / 'relay.py'))} {shlex.quote(forkserver)} " \
+                   f"{shlex.quote(m.launcher)} {m.name}"
     through, count = REFERENCE_MODULE.subn(lambda _match: launcher, template)
     if count != 1:
         raise ValueError(f"{m.name}: the reference command names the reference module {count} times: {template}")

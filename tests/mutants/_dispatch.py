@@ -30,6 +30,8 @@ class Mutant:
     control: str | None = None  # a requirement the mutant leaves intact (default: see control())
     preflight: bool = False     # its catch needs the version the preflight negotiates (the self-test
                                 # skips the preflight otherwise: a catch never rests on it)
+    fresh: bool = False         # its catch reads the server's own process (/proc: open files, sockets,
+                                # memory): started as a new process, never through the fork server
 
     def control_id(self, requirements) -> str:
         """The requirement whose test must still pass against the mutant: the server is
@@ -55,11 +57,11 @@ def _register(fn, **kwargs) -> Callable[[], None]:
 
 
 def mutant(*trips: str, profile: str, transport: str | None = None, phases: tuple[str, ...] = (),
-           control: str | None = None, options: tuple[str, ...] = (), preflight: bool = False):
+           control: str | None = None, options: tuple[str, ...] = (), preflight: bool = False, fresh: bool = False):
     """A deliberate defect the suite must report under each of `trips`, while the test of
     `control` (default: Mutant.control_id) still passes."""
     return lambda fn: _register(fn, profile=profile, trips=tuple(trips), transport=transport, phases=phases,
-                                control=control, options=options, preflight=preflight)
+                                control=control, options=options, preflight=preflight, fresh=fresh)
 
 
 def variant(*, profile: str, transport: str | None = None, phases: tuple[str, ...] = (),

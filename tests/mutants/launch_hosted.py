@@ -261,7 +261,7 @@ def hosted_secret_in_error():
     upstream.read_note = read
 
 
-@mutant("SSH-UP-007", profile="section-source-hosted")
+@mutant("SSH-UP-007", profile="section-source-hosted", fresh=True)
 def hosted_provider_connection():
     """Keeps a connection to a 'provider' open (an in-process listener stands in for it)."""
     import socket

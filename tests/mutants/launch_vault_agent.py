@@ -105,7 +105,7 @@ def va_payload_cap_ignored():
     mcp_server.MCP_PAYLOAD_CAP = 1 << 40  # and the whole result's check after it
 
 
-@mutant("VA-SIZE-005", profile=PROFILE)
+@mutant("VA-SIZE-005", profile=PROFILE, fresh=True)
 def va_cap_after_full_read():
     """The 50 MiB MCP cap is checked after the file was read and base64-encoded."""
     import base64
@@ -129,7 +129,8 @@ def va_freshness_warning_dropped():
     core.Core.freshness_warnings = staticmethod(lambda state: [] if state.freshness == "stale" else original(state))
 
 
-@mutant("VA-FRESH-002", profile=PROFILE)
+@mutant("VA-FRESH-002", profile=PROFILE, options=("--request-timeout", "4"))  # the wait for a state that
+# never shows is 1.5 request timeouts per phase: 6 s, not 30
 def va_writer_lock_unseen():
     """Readers never look at the writer lock: while an index run holds it, search reports the
     freshness of the last index instead of pending or updating."""
@@ -379,7 +380,7 @@ def va_plain_text_notes():
     core.NOTE_TYPE = "text/plain"
 
 
-@mutant("VA-STDIO-009", profile=PROFILE)
+@mutant("VA-STDIO-009", profile=PROFILE, fresh=True)
 def va_stdio_starts_http():
     """vault-agent mcp also opens an HTTP listener on a loopback port."""
     import socket
