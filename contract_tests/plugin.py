@@ -186,7 +186,9 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     state = config.stash[STATE]
-    known = contracts.all_requirement_ids()
+
+    def known(req: str) -> bool:
+        return req in state.profile.requirements or req in contracts.all_requirement_ids()
     keep, drop, problems = [], [], []
     for item in items:
         if not is_suite_item(item):
@@ -202,7 +204,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if len(tiers) != 1:
             problems.append(f"{item.nodeid}: needs exactly one tier marker, has {tiers or 'none'}")
         for req in ids:
-            if req not in known:
+            if not known(req):
                 problems.append(f"{item.nodeid}: cites unknown requirement id {req}")
         profiles = [p for mark in item.iter_markers("profiles") for p in mark.args]
         if profiles and state.profile.id not in profiles:

@@ -31,8 +31,8 @@ class SuiteRun:
 
 def unchecked_passes(results: dict | None) -> list[str]:
     """Requirements a run reports as pass although no check of theirs ran in any of their tests
-    (results.json `tests_checking`): a pass nothing earned. Every reference, mutant control and
-    variant run is held to none."""
+    (results.json `tests_checking`): a pass nothing earned. Every mutant control and variant run
+    is held to none (and every reference run, by `retrieval-contract all`: reference_check.py)."""
     return sorted(row["id"] for row in (results or {}).get("requirements", [])
                   if row["status"] == "pass" and not row.get("tests_checking"))
 
@@ -162,7 +162,7 @@ def _the_machine(request, tmp_path_factory):
 # -- order: the longest runs first, so that two workers end together ------------------------------
 # (xdist hands tests out in collection order; a full-suite run left for the end keeps one worker
 # busy while the other waits.)
-LONG_FIRST = ("tests/test_variants.py", "tests/test_reference.py", "tests/test_shards.py", "tests/test_examples.py",
+LONG_FIRST = ("tests/test_variants.py", "tests/test_shards.py", "tests/test_examples.py", "tests/test_reference.py",
               "tests/test_packaging.py", "tests/test_hostile.py", "tests/test_open_notebook_mock.py")
 
 

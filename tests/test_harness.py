@@ -276,3 +276,17 @@ def test_the_breaker_stops_after_silent_requests_slow_answers_or_stalled_servers
         assert "mid-run" in HEALTH.check()
     finally:
         HEALTH.reset()
+
+
+def test_shared_evidence_is_made_once_and_its_error_met_by_every_test():
+    """target/shared.Once: the first get() makes it, later ones reuse it; an error the making
+    raised is raised again to each later get(), never made again."""
+    from contract_tests.target.shared import Once
+    made = []
+    once = Once(lambda: made.append(1) or len(made))
+    assert once.get() == 1 and once.get() == 1 and made == [1]
+    failing = Once(lambda: made.append(2) or 1 / 0)
+    for _ in range(2):
+        with pytest.raises(ZeroDivisionError):
+            failing.get()
+    assert made == [1, 2]

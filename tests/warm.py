@@ -38,6 +38,13 @@ def preload() -> None:
     import contract_tests.report_html  # noqa: F401
     import contract_tests.suite_fixtures  # noqa: F401
     import contract_tests.judging  # noqa: F401
+    from contract_tests import contracts
+    # The contract data every run reads (cached, never changed by a run): specs, checked
+    # against their schema, and policies.
+    for profile in contracts.available_profiles():
+        contracts.load_profile(profile)
+    for path in (contracts.contracts_root() / "policies").glob("*.yaml"):
+        contracts.policy(path.name)
 
 
 def become(run) -> None:

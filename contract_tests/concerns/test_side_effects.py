@@ -8,13 +8,16 @@ import json
 import secrets
 import threading
 import time
+from pathlib import Path
 
+import pytest
 
 from contract_tests.checks import called_ok, json_pointer, short, tool_output
 from contract_tests.concerns.common import (failing_calls, item_values, pick, render, require_sweep, run,
                                             strip_volatile, sweep_calls)
 from contract_tests.harness.adapter import snapshot, snapshot_diff
 from contract_tests.harness.system import inet_sockets, needs_proc, own_ports, process_tree
+from contract_tests.target.shared import Once
 from contract_tests.verdicts import Findings, blocked, describe_call, esc
 
 
@@ -23,41 +26,75 @@ def _one(profile, key):
     return [(spec["req"], spec, spec["req"])] if spec else []
 
 
+class Observed:
+    """What one server did through a whole sweep, observed at once for the three side-effect
+    tests: the suite starts it on a private copy of the fixture (snapshotted before the start)
+    with a fresh HOME, XDG and TMPDIR (snapshotted once start-up settled), samples the sockets
+    of its process tree while every sweep call and every failing call runs, closes it, and
+    takes both snapshots again. Each test judges its own part, under its own requirement (one
+    observation per worker: target/shared.py)."""
+
+    def __init__(self, servers, contract_fixture, profile, names, tmp_path_factory) -> None:
+        fixture = type(contract_fixture).build(profile, tmp_path_factory.mktemp("observed"),
+                                               contract_fixture.settings)
+        try:
+            self.canaries = dict(fixture.canaries)
+            before_fixture = fixture.snapshot()
+            self.home = servers.fresh_home()
+            srv = servers.launch(fixture, home=self.home)
+            self.sampled = Path("/proc/self/fd").is_dir()
+            own, upstream = own_ports(srv), tuple(fixture.allowed_ports())
+            self.sockets: set[str] = set()
+            done = threading.Event()
+
+            def sample() -> None:
+                while not done.is_set():
+                    for pid in process_tree(srv.pid):
+                        try:
+                            self.sockets.update(inet_sockets(pid, own, upstream))
+                        except OSError:
+                            continue  # the process ended meanwhile
+                    time.sleep(0.005)
+
+            sampler = threading.Thread(target=sample, daemon=True)
+            try:
+                srv.initialize()
+                time.sleep(0.2)  # let start-up settle: what a server writes while starting is its own affair
+                before_home = snapshot(self.home)
+                if self.sampled:
+                    sampler.start()
+                self.responses = run(srv, sweep_calls(profile, fixture, names) + failing_calls(profile, fixture,
+                                                                                                 names))
+            finally:
+                done.set()
+                if sampler.is_alive():
+                    sampler.join(timeout=2)
+                srv.close(timeout=5)
+            self.home_changes = snapshot_diff(before_home, snapshot(self.home))
+            self.fixture_changes = fixture.changes(before_fixture)
+        finally:
+            fixture.close()
+
+
+@pytest.fixture(scope="session")
+def observed(servers, contract_fixture, profile, names, tmp_path_factory) -> Once[Observed]:
+    return Once(lambda: Observed(servers, contract_fixture, profile, names, tmp_path_factory))
+
+
 def cases_test_the_server_opens_no_network_connection(profile):
     return _one(profile, "network")
 
 
 @needs_proc
-def test_the_server_opens_no_network_connection(case, own_servers, contract_fixture, profile, names):
+def test_the_server_opens_no_network_connection(case, own_servers, observed, profile):
     """Sockets of the server and its child processes, sampled while calls run; the fixture's
-    own endpoints (an upstream double) and the server's own HTTP port are allowed."""
+    own endpoints (an upstream double) and the server's own HTTP port are allowed. (Asking for
+    own_servers deselects it under --server-url, as the home test: the suite starts the server.)"""
     req = case["req"]
-    srv = own_servers.start(contract_fixture)
-    own, upstream = own_ports(srv), tuple(contract_fixture.allowed_ports())
-    seen: set[str] = set()
-    done = threading.Event()
-
-    def sample() -> None:
-        while not done.is_set():
-            for pid in process_tree(srv.pid):
-                try:
-                    seen.update(inet_sockets(pid, own, upstream))
-                except OSError:
-                    continue  # the process ended meanwhile
-            time.sleep(0.005)
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    srv.initialize()
-    sampler.start()
-    try:
-        responses = run(srv, sweep_calls(profile, contract_fixture, names, contract_fixture.items()[:12]))
-    finally:
-        done.set()
-        sampler.join(timeout=2)
-        srv.close(timeout=3)
+    seen = observed.get()
     with Findings() as findings:
-        findings.check(not seen, f"the server held network sockets: {sorted(seen)[:5]}", req=req)
-    require_sweep(req, profile, responses)  # no socket proves little if the sweep reached nothing
+        findings.check(not seen.sockets, f"the server held network sockets: {sorted(seen.sockets)[:5]}", req=req)
+    require_sweep(req, profile, seen.responses)  # no socket proves little if the sweep reached nothing
 
 
 def cases_test_nothing_is_written_in_home_xdg_or_temp_after_start_up(profile):
@@ -82,24 +119,15 @@ def _records(home, changes, tokens):
     return found
 
 
-def test_nothing_is_written_in_home_xdg_or_temp_after_start_up(case, own_servers, contract_fixture, profile, names):
+def test_nothing_is_written_in_home_xdg_or_temp_after_start_up(case, own_servers, observed, profile):
     """With `files` in the spec, only a file holding served data (a canary of `records`) is the
     requirement's finding, and any other file the advisory's; without it, every file is."""
     req = case["req"]
-    home = own_servers.fresh_home()
-    srv = own_servers.start(contract_fixture, home=home)
-    srv.initialize()
-    time.sleep(0.2)  # let start-up settle: what a server writes while starting is its own affair
-    before = snapshot(home)
-    try:
-        responses = run(srv, sweep_calls(profile, contract_fixture, names) + failing_calls(profile, contract_fixture, names))
-    finally:
-        srv.close(timeout=5)
-    changes = snapshot_diff(before, snapshot(home))
+    seen = observed.get()
+    changes, home = seen.home_changes, seen.home
     with Findings() as findings:
         if case.get("files"):
-            tokens = [contract_fixture.canaries[c].lower() for c in case.get("records", ())
-                      if c in contract_fixture.canaries]
+            tokens = [seen.canaries[c].lower() for c in case.get("records", ()) if c in seen.canaries]
             records = _records(home, changes, tokens)
             inside = [r.partition(": ")[2] for r in records]
             others = [c for c in changes if c not in records  # not the directories records sit in
@@ -111,32 +139,31 @@ def test_nothing_is_written_in_home_xdg_or_temp_after_start_up(case, own_servers
         else:
             findings.check(not changes, f"{len(changes)} change(s) in HOME/XDG/TMPDIR after start-up: "
                            f"{changes[:5]}", req=req)
-    require_sweep(req, profile, responses)
+    require_sweep(req, profile, seen.responses)
 
 
 def cases_test_a_full_run_leaves_the_fixture_unchanged(profile):
     return _one(profile, "unchanged")
 
 
-def test_a_full_run_leaves_the_fixture_unchanged(case, servers, contract_fixture, profile, suite, names,
-                                                 tmp_path_factory):
-    """A private fixture (the shared one with --server-url), snapshotted before the server
-    starts and after every tool ran on every item and every failing call."""
+def test_a_full_run_leaves_the_fixture_unchanged(case, servers, contract_fixture, profile, suite, names, request):
+    """A private fixture, snapshotted before the server starts and after every tool ran on
+    every item and every failing call (the observation the side-effect tests share); with
+    --server-url, the shared fixture and a new session on the running server."""
     req = case["req"]
-    fixture = contract_fixture if suite.server_url else type(contract_fixture).build(
-        profile, tmp_path_factory.mktemp("unchanged"), contract_fixture.settings)
-    try:
-        before = fixture.snapshot()
-        srv = servers.start(fixture)
+    if suite.server_url:
+        before = contract_fixture.snapshot()
+        srv = servers.start(contract_fixture)
         srv.initialize()
         try:
-            responses = run(srv, sweep_calls(profile, fixture, names) + failing_calls(profile, fixture, names))
+            responses = run(srv, sweep_calls(profile, contract_fixture, names)
+                            + failing_calls(profile, contract_fixture, names))
         finally:
             srv.close(timeout=5)
-        changes = fixture.changes(before)
-    finally:
-        if fixture is not contract_fixture:
-            fixture.close()
+        changes = contract_fixture.changes(before)
+    else:
+        seen = request.getfixturevalue("observed").get()
+        changes, responses = seen.fixture_changes, seen.responses
     with Findings() as findings:
         findings.check(not changes, f"{len(changes)} change(s) to the fixture: {changes[:5]}", req=req)
     require_sweep(req, profile, responses)

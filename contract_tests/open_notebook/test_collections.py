@@ -8,6 +8,7 @@ import pytest
 from contract_tests.checks import _error_document  # noqa: PLC2701 - the channel detection is the suite's own
 from contract_tests.checks import called_ok, not_a_failure, schema_errors, short, structured_error, tool_output
 from contract_tests.harness.notebooks import CROSS_QUERIES, ROLES
+from contract_tests.harness.system import MACHINE_LACKS
 from contract_tests.open_notebook.common import (COLLECTION_SCOPED, NO_ARTIFACT, NO_PASSAGE, error_type, hits,
                                                  profiles_mark)
 from contract_tests.open_notebook.conftest import pull
@@ -215,7 +216,7 @@ def test_entering_a_collection_opens_none_of_its_notebooks_or_artifacts(main, no
     with notebooks.reading() as reads:
         main.enter("active")
     if not reads.seen:
-        pytest.skip("inotify is not available: the files a server opens cannot be seen")
+        pytest.skip(f"{MACHINE_LACKS} inotify: the files a server opens cannot be seen")
     cid = ROLES["active"]
     notebook_files = [loc for loc in reads.locations
                       if loc.startswith(f"notebooks/{cid}/notebooks/") and loc.endswith(".md")]
