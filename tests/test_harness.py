@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import time
+from pathlib import Path
 import sys
 
 import pytest
@@ -290,3 +293,51 @@ def test_shared_evidence_is_made_once_and_its_error_met_by_every_test():
         with pytest.raises(ZeroDivisionError):
             failing.get()
     assert made == [1, 2]
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs Linux /proc")
+def test_a_socket_watch_finds_what_inet_sockets_finds_and_reads_the_tables_once_per_new_socket(monkeypatch):
+    """harness.system.SocketWatch: the same network sockets as inet_sockets (a loopback
+    connection found; one to an allowed upstream port left out), and the network tables read
+    only while a socket is new, not at every sample."""
+    import socket
+
+    from contract_tests.harness import system
+    reads = []
+    real = system._inet_rows
+    monkeypatch.setattr(system, "_inet_rows", lambda pid, inodes: reads.append(set(inodes)) or real(pid, inodes))
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        port = listener.getsockname()[1]
+        watch, upstream = system.SocketWatch(), system.SocketWatch(remote_ports=(port,))
+        for _ in range(3):
+            watch.sample(os.getpid())
+        assert len(reads) == 1 and any(":0000" in f for f in watch.found), (reads, watch.found)
+        with socket.create_connection(("127.0.0.1", port)):
+            watch.sample(os.getpid())
+            watch.sample(os.getpid())
+            assert len(reads) == 2, reads
+            assert sorted(watch.found) == sorted(system.inet_sockets(os.getpid()))
+            upstream.sample(os.getpid())
+            assert not any(f.endswith(f":{port:04X}") for f in upstream.found), upstream.found
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs Linux /proc")
+def test_process_tree_through_children_files_equals_the_full_scan(monkeypatch):
+    import subprocess
+    import sys
+
+    from contract_tests.harness import system
+    grand = "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(5)']); time.sleep(5)"
+    proc = subprocess.Popen([sys.executable, "-c", grand])
+    try:
+        deadline = time.monotonic() + 10
+        while len(system.process_tree(proc.pid)) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        fast = system.process_tree(os.getpid())
+        monkeypatch.setattr(system, "_CHILDREN_FILES", False)
+        assert sorted(system.process_tree(os.getpid())) == sorted(fast) and len(fast) >= 3
+    finally:
+        proc.kill()
+        proc.wait()

@@ -16,7 +16,7 @@ from contract_tests.checks import called_ok, json_pointer, short, tool_output
 from contract_tests.concerns.common import (failing_calls, item_values, pick, render, require_sweep, run,
                                             strip_volatile, sweep_calls)
 from contract_tests.harness.adapter import snapshot, snapshot_diff
-from contract_tests.harness.system import inet_sockets, needs_proc, own_ports, process_tree
+from contract_tests.harness.system import SocketWatch, needs_proc, own_ports, process_tree
 from contract_tests.target.shared import Once
 from contract_tests.verdicts import Findings, blocked, describe_call, esc
 
@@ -43,15 +43,15 @@ class Observed:
             self.home = servers.fresh_home()
             srv = servers.launch(fixture, home=self.home)
             self.sampled = Path("/proc/self/fd").is_dir()
-            own, upstream = own_ports(srv), tuple(fixture.allowed_ports())
-            self.sockets: set[str] = set()
+            watch = SocketWatch(own_ports(srv), tuple(fixture.allowed_ports()))
+            self.sockets = watch.found
             done = threading.Event()
 
             def sample() -> None:
                 while not done.is_set():
                     for pid in process_tree(srv.pid):
                         try:
-                            self.sockets.update(inet_sockets(pid, own, upstream))
+                            watch.sample(pid)
                         except OSError:
                             continue  # the process ended meanwhile
                     time.sleep(0.005)
