@@ -5,8 +5,8 @@ processes are not the suite's, and are left out of the sum).
 
 The cover (the default) proves every bound with short thresholds: a request timeout of 2 s (the
 breaker scales with it: 4.5 s of silence, answers over 0.5 s are slow), a command timeout of 5 s,
-and a hostile server that floods less (SHORT). Its runs end in seconds and share the machine with
-the other self-tests. The full matrix (RC_HOSTILE_MATRIX=full) proves the production thresholds,
+and a hostile server that floods less (SHORT). Its runs end within 90 s and share the machine
+with the other self-tests. The full matrix (RC_HOSTILE_MATRIX=full) proves the production thresholds,
 every mode on every target, one run at a time (docs/troubleshooting.md has its figures)."""
 
 from __future__ import annotations
@@ -32,9 +32,12 @@ FULL = os.environ.get("RC_HOSTILE_MATRIX") == "full"
 SHORT = {"suite": ["--request-timeout", "2", "--command-timeout", "5"],
          "server": ["--delay", "1", "--flood", "50000", "--sustained", "10000", "--stderr-mib", "64", "--cmd-mib", "64"]}
 # A run's bound: start-up, the breaker's window (2.25 request timeouts) or a command's timeout,
-# and the reports; two minutes with the production thresholds (20 s, 45 s, 60 s), one with the
-# cover's (2 s, 4.5 s, 5 s), which leaves room for a machine the other self-tests share.
-WALL_S = 120 if FULL else 60
+# and the reports; two minutes with the production thresholds (20 s, 45 s, 60 s), ninety seconds
+# with the cover's (2 s, 4.5 s, 5 s). The cover's runs share the machine with the other
+# self-tests: alone they took 7 to 46 s (the longest are whole runs against a server that
+# answers, garbage or a notification flood with each answer), and one took 83 s beside the other
+# worker's runs (CI of 23b00a3). What the bound catches is a run that does not end.
+WALL_S = 120 if FULL else 90
 RSS_LIMIT_KIB = 1024 * 1024
 
 # mode -> words the run's output must carry (the symptom, named), per transport.
