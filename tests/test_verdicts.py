@@ -307,3 +307,16 @@ def test_results_md_shows_every_case_id_grouped_not_only_three_findings():
     assert "60 cases: " in md and all(f"attack-{n} x2" in md for n in range(30))
     assert "... 57 more in results.json" in md
     assert case_groups(["a:relative@t", "a:absolute@t", "b"]) == "a x2 (relative@t, absolute@t); b"
+
+
+@pytest.mark.parametrize("request_timeout,initialize,other", [(20.0, 20.0, 20.0), (2.0, 20.0, 2.0),
+                                                              (60.0, 60.0, 60.0)])
+def test_the_preflight_waits_follow_the_request_timeout(monkeypatch, request_timeout, initialize, other):
+    """The first initialize waits for start-up too (20 s at least, more when --request-timeout
+    gives more: a server that indexes before it answers); the preflight's other requests wait
+    the request timeout, as every request does."""
+    from contract_tests.harness.limits import LIMITS, patience
+    from contract_tests.target import preflight
+    monkeypatch.setattr(LIMITS, "request_timeout", request_timeout)
+    assert preflight.initialize_timeout() == initialize
+    assert patience() == other

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..harness.adapter import FixtureSetupError
 from ..harness.fixtures import build_for
+from ..harness.limits import patience
 from ..harness.stdio import BadAnswer, MessageTooLarge, NoResponse, ServerGone, ServerStopped
 from ..verdicts import esc
 from .sessions import connect
@@ -28,7 +29,14 @@ SERVER_FAULTS = (OSError, ValueError, NoResponse, ServerGone, ServerStopped, Mes
 if TYPE_CHECKING:
     from .state import SuiteState
 
+# The first initialize waits for the server's start-up too: 20 s, or the request timeout when
+# --request-timeout gives more. The preflight's other requests wait the request timeout, as
+# every request of the run does.
 INITIALIZE_TIMEOUT_S = 20.0
+
+
+def initialize_timeout() -> float:
+    return max(INITIALIZE_TIMEOUT_S, patience())
 TAIL_LINES = 20
 
 
@@ -137,7 +145,7 @@ def _attempt(state: "SuiteState", fixture: Any, home: Path, version: str, comman
         try:
             server = connect(state, fixture, home)
             command = shlex.join(getattr(server, "argv", None) or [command])
-            response = server.initialize(version, timeout=INITIALIZE_TIMEOUT_S)
+            response = server.initialize(version, timeout=initialize_timeout())
         except SERVER_FAULTS as exc:
             response = {"rc_problem": str(getattr(exc, "strerror", None) or exc) or type(exc).__name__}
         result = response.get("result") if isinstance(response, dict) else None
@@ -179,7 +187,7 @@ def tools_of(server: Any) -> list[dict[str, Any]]:
     for _page in range(50):
         try:
             response = server.request("tools/list", {"cursor": cursor} if cursor else {},
-                                      timeout=INITIALIZE_TIMEOUT_S)
+                                      timeout=patience())
         except SERVER_FAULTS:
             break
         result = response.get("result") if isinstance(response, dict) else None
@@ -229,7 +237,7 @@ def _reach(state: "SuiteState", server: Any) -> list[str]:
     for call in spec.get("calls", []):
         request = f"{call['tool']} {json.dumps(call['arguments'], ensure_ascii=False)}"
         try:
-            response = server.call_tool(call["tool"], call["arguments"], timeout=INITIALIZE_TIMEOUT_S)
+            response = server.call_tool(call["tool"], call["arguments"], timeout=patience())
         except SERVER_FAULTS as exc:
             response = {"rc_problem": str(exc) or type(exc).__name__}
         problem = None

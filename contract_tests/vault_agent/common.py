@@ -22,7 +22,6 @@ from contract_tests.checks import called_ok, payload, result_of
 from contract_tests.harness import canaries, stdio as stdio_harness
 from contract_tests.harness.http import MCP_HEADERS, HttpServer, free_port
 from contract_tests.harness.limits import patience
-from contract_tests.harness.process import Finished
 from contract_tests.harness.stdio import initialize_message
 from contract_tests.harness.system import process_tree
 from contract_tests.harness.vault_agent import NOTES, token
@@ -243,27 +242,47 @@ def serve_refusals(own_servers, fixture, cases: dict[str, tuple[dict[str, str], 
                    timeout: float | None = None) -> dict[str, str | None]:
     """Start serve once per case ({name: (values, env)}) side by side on a free port each, and
     say how each ended: None when it refused to start (exited non-zero within `timeout`
-    seconds, default the request timeout), else what it did instead ("kept running", "exited 0")."""
-    procs: dict[str, Finished] = {}
+    seconds, default the request timeout), else what it did instead: "kept running" (still
+    running at the deadline, or answering HTTP on its port before it: it has started), or
+    "exited 0"."""
+    outcomes: dict[str, str | None] = {}
     timeout = patience() if timeout is None else timeout
 
     def one(name: str) -> None:
         values, env = cases[name]
-        procs[name] = own_servers.run(fixture, "serve", values={"port": str(free_port()), **values}, env=env,
-                                  timeout=timeout)
+        port = free_port()
+        proc = own_servers.spawn(fixture, "serve", values={"port": str(port), **values}, env=env)
+        deadline = time.monotonic() + timeout
+        try:
+            while time.monotonic() < deadline:
+                code = proc.poll()
+                if code is not None:
+                    outcomes[name] = None if code != 0 else "exited 0"
+                    return
+                if _answers_http(port):
+                    break
+                time.sleep(0.2)
+            code = proc.poll()
+            outcomes[name] = "kept running" if code is None else None if code != 0 else "exited 0"
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.finished()
     threads = [threading.Thread(target=one, args=(name,)) for name in cases]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join(timeout + 40)
-    outcomes: dict[str, str | None] = {}
-    for name in cases:
-        proc = procs.get(name)
-        if proc is None or proc.timed_out:
-            outcomes[name] = "kept running"
-        else:
-            outcomes[name] = None if proc.returncode not in (0, None) else f"exited {proc.returncode}"
-    return outcomes
+    return {name: outcomes.get(name, "kept running") for name in cases}
+
+
+def _answers_http(port: int) -> bool:
+    """True once anything answers an HTTP request on 127.0.0.1:`port` (any status)."""
+    try:
+        httpx.get(f"http://127.0.0.1:{port}/", timeout=1.0)
+    except httpx.HTTPError:
+        return False
+    return True
 
 
 def api_base(srv: HttpServer) -> str:
