@@ -313,10 +313,26 @@ def test_results_md_shows_every_case_id_grouped_not_only_three_findings():
                                                               (60.0, 60.0, 60.0)])
 def test_the_preflight_waits_follow_the_request_timeout(monkeypatch, request_timeout, initialize, other):
     """The first initialize waits for start-up too (20 s at least, more when --request-timeout
-    gives more: a server that indexes before it answers); the preflight's other requests wait
-    the request timeout, as every request does."""
-    from contract_tests.harness.limits import LIMITS, patience
+    gives more: a server that indexes before it answers); the preflight's other requests (the
+    profile's preflight calls, auto's tools/list) wait the request timeout, as every request does."""
+    from types import SimpleNamespace
+
+    from contract_tests.harness.limits import LIMITS
+    from contract_tests.harness.stdio import NoResponse
     from contract_tests.target import preflight
     monkeypatch.setattr(LIMITS, "request_timeout", request_timeout)
     assert preflight.initialize_timeout() == initialize
-    assert patience() == other
+    waited = []
+
+    class Silent:  # a server that answers nothing, and notes how long it was asked to wait
+        def request(self, method, params, timeout):
+            waited.append(("request", timeout))
+            raise NoResponse(method)
+
+        def call_tool(self, name, arguments, timeout):
+            waited.append(("call", timeout))
+            raise NoResponse(name)
+    assert preflight.tools_of(Silent()) == []
+    state = SimpleNamespace(profile=SimpleNamespace(data={"preflight": {"calls": [{"tool": "t", "arguments": {}}]}}))
+    assert "got no answer" in preflight._reach(state, Silent())[0]
+    assert waited == [("request", other), ("call", other)]

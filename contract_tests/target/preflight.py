@@ -33,11 +33,11 @@ if TYPE_CHECKING:
 # --request-timeout gives more. The preflight's other requests wait the request timeout, as
 # every request of the run does.
 INITIALIZE_TIMEOUT_S = 20.0
+TAIL_LINES = 20
 
 
 def initialize_timeout() -> float:
     return max(INITIALIZE_TIMEOUT_S, patience())
-TAIL_LINES = 20
 
 
 @dataclass
