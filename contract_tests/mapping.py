@@ -13,6 +13,7 @@ import yaml
 
 from .contracts import Profile, contracts_root, validator
 from .declarations import anchored
+from .harness.files import OWN_ENTRIES
 
 AUTO = "auto"
 
@@ -41,17 +42,31 @@ class PathArgument:
 
 
 def put(arguments: dict[str, Any], where: str, value: Any) -> dict[str, Any]:
-    """Set an argument by name or by JSON pointer, creating objects on the way."""
+    """Set an argument by name or by JSON pointer, creating what is missing on the way: an object,
+    or a list where the next step is an index (`/files/0/path`: a path inside a list of objects,
+    `files: [{path: ...}]`; the fixed arguments may give the item's other fields)."""
     if not where.startswith("/"):
         arguments[where] = value
         return arguments
     parts = [p.replace("~1", "/").replace("~0", "~") for p in where.split("/")[1:]]
-    node = arguments
-    for part in parts[:-1]:
-        node = node.setdefault(part, {})
-        if not isinstance(node, dict):
-            raise MappingError(f"argument pointer {where}: {part} is a fixed value, not an object")
-    node[parts[-1]] = value
+    node: Any = arguments
+    for part, after in zip(parts, parts[1:] + [None]):
+        fresh: Any = value if after is None else [] if after.isdigit() else {}
+        if isinstance(node, dict):
+            if after is None or part not in node:
+                node[part] = fresh
+            node = node[part]
+        elif isinstance(node, list) and part.isdigit() and int(part) <= len(node):
+            if int(part) == len(node):
+                node.append(fresh)
+            elif after is None:
+                node[int(part)] = fresh
+            node = node[int(part)]
+        else:
+            raise MappingError(f"argument pointer {where}: {part} does not fit the fixed value there "
+                               f"({type(node).__name__}; a list takes an index no larger than its length)")
+        if after is not None and not isinstance(node, (dict, list)):
+            raise MappingError(f"argument pointer {where}: {part} is a fixed value, not an object or a list")
     return arguments
 
 
@@ -88,6 +103,11 @@ def validate(data: Any, name: str, base: Path | None = None) -> dict[str, Any]:
                     put(copy.deepcopy(tool.get("arguments", {})), tool[key], "x")
                 except MappingError as exc:
                     raise MappingError(f"{name}: tools: {tool['name']}: {exc}") from None
+    prepared = [*data.get("prepare", {}).get("dirs", []), *data.get("prepare", {}).get("files", {})]
+    own = sorted({path for path in prepared if path.replace("\\", "/").strip("/").split("/")[0] in OWN_ENTRIES})
+    if own:
+        raise MappingError(f"{name}: prepare: {', '.join(own)}: the fixture's own entries ({', '.join(OWN_ENTRIES)}) "
+                           "are not the mapping's to make")
     if base is not None and "server" in data:
         data["server"]["cmd"] = anchored(data["server"]["cmd"], base)
     return data
@@ -103,6 +123,11 @@ def path_arguments(mapping: dict[str, Any]) -> list[PathArgument]:
     return out
 
 
+def ready_seconds(mapping: dict[str, Any] | None) -> float:
+    """How long a server may take after start before it serves (`ready.seconds`; 0: no wait)."""
+    return float(((mapping or {}).get("ready") or {}).get("seconds") or 0)
+
+
 def denial_forms(mapping: dict[str, Any], tool: str) -> list[Any]:
     for entry in mapping["tools"]:
         if entry["name"] == tool and "denial" in entry:
@@ -116,4 +141,18 @@ def applied(profile: Profile, mapping: dict[str, Any]) -> Profile:
     data["tools"]["required"] = [t["name"] for t in mapping["tools"]]
     data["environment"] = {**data.get("environment", {}), **mapping.get("server", {}).get("env", {})}
     data["mapping"] = mapping
+    sample = _sample_call(mapping)
+    if sample:
+        data["sample_call"] = sample
     return dataclasses.replace(profile, data=data)
+
+
+def _sample_call(mapping: dict[str, Any]) -> dict[str, Any] | None:
+    """The MCP base checks' one ordinary call: the mapping's first read tool on the plain file
+    (root-relative where the mapping allows it: the root's absolute path is not known here)."""
+    for tool in mapping["tools"]:
+        if tool["role"] == "read" and mapping["paths"] != "absolute":
+            args = copy.deepcopy(tool.get("arguments", {}))
+            return {"tool": tool["name"], "arguments": put(args, tool.get("path") or tool["paths"],
+                                                           "inbox/example.md" if "path" in tool else ["inbox/example.md"])}
+    return None

@@ -104,6 +104,25 @@ def _nested_path(props: dict) -> tuple[str, dict, str] | None:
     return None
 
 
+def _listed_path(props: dict) -> tuple[str, dict] | None:
+    """A path inside a list of objects (`files: [{path, ...}]`): (pointer to the first item's path,
+    the fixed item fields its schema pins with a const, a one-value enum or a default)."""
+    for outer, schema in props.items():
+        for v in _variants(schema):
+            types = v.get("type") if isinstance(v.get("type"), list) else [v.get("type")]
+            item = v.get("items") if isinstance(v.get("items"), dict) else {}
+            inner = item.get("properties") or {}
+            name = _find(inner, PATH_NAMES, "string") if "array" in types else None
+            if not name:
+                continue
+            fixed = {k: s["const"] if "const" in s else s["enum"][0] if len(s.get("enum", [])) == 1 else s["default"]
+                     for k, s in inner.items()
+                     if k != name and ("const" in s or len(s.get("enum", [])) == 1 or "default" in s)}
+            pointer = "".join("/" + p.replace("~", "~0").replace("/", "~1") for p in (outer, "0", name))
+            return pointer, {outer: [fixed]} if fixed else {}
+    return None
+
+
 def _path_argument(tool: dict, notes: list[str]) -> tuple[str, str, dict, bool] | None:
     """(kind, argument, fixed arguments, guessed) for the argument carrying a path, or None."""
     props = _schema(tool).get("properties") or {}
@@ -119,6 +138,12 @@ def _path_argument(tool: dict, notes: list[str]) -> tuple[str, str, dict, bool] 
     many = _find(props, PATHS_NAMES, "strings")
     if many:
         return "paths", many, {}, False
+    listed = _listed_path(props)
+    if listed:
+        pointer, fixed = listed
+        notes.append(f"path: inside a list of objects, at {pointer} (each probe is sent as a one-item list)"
+                     + (f", with fixed item fields {fixed}" if fixed else ""))
+        return "path", pointer, fixed, False
     nested = _nested_path(props)
     if nested:
         pointer, fixed, _ = nested
@@ -285,32 +310,35 @@ def propose(tools: list[dict], root: str | None = None) -> Proposal:
         if reason or not own:
             own.append(reason or "left out: no read, list, search or stat role recognised")
         notes.extend(f"{name}: {n}" for n in own)
+    # Every candidate of every role is mapped: an escaping directory_tree beside a safe
+    # list_directory is an escape all the same, so each tool that reads, lists, searches or stats
+    # is probed (the trial before the sweep leaves out any that serves no plain call).
     chosen: list[_Candidate] = []
     for slot in SLOTS:
         by_name = sorted(slots[slot], key=lambda c: c.tool["name"])
         ranked = sorted(by_name, key=lambda c: (c.rank, (c.tool.get("annotations") or {}).get("readOnlyHint") is True),
                         reverse=True)  # stable: on equal rank and hint, name order
-        if not ranked:
-            continue
-        best = ranked[0]
-        chosen.append(best)
-        argument = ", ".join(f"{k}: {best.entry[k]}" for k in ("path", "paths", "query") if k in best.entry)
-        why = "+".join(w for w in _words(best.tool["name"]) if w in SLOT_WORDS[slot])
-        notes.append(f"{best.entry['name']}: mapped as the {slot} tool (name says {why}; {argument})")
-        notes.extend(f"{best.entry['name']}: {n}" for n in best.notes)
-        if _deprecated(best.tool):
-            notes.append(f"{best.entry['name']}: DEPRECATED, but no other {slot} tool: check it still works")
-        confident &= not best.doubt and not _deprecated(best.tool)
-        for other in ranked[1:]:
-            tie = other.rank == best.rank
-            confident &= not tie
-            why = ("its description says DEPRECATED" if _deprecated(other.tool) else
-                   f"on a tie with {best.entry['name']} (broken by readOnlyHint, then name order)" if tie else
-                   f"{best.entry['name']} is plainer (non-recursive, fewer arguments)")
-            notes.append(f"{other.entry['name']}: another {slot} candidate, left out: {why}")
+        for candidate in ranked:
+            chosen.append(candidate)
+            argument = ", ".join(f"{k}: {candidate.entry[k]}" for k in ("path", "paths", "query")
+                                 if k in candidate.entry)
+            why = "+".join(w for w in _words(candidate.tool["name"]) if w in SLOT_WORDS[slot])
+            notes.append(f"{candidate.entry['name']}: mapped as a {slot} tool (name says {why}; {argument})")
+            notes.extend(f"{candidate.entry['name']}: {n}" for n in candidate.notes)
+            alone = all(_deprecated(other.tool) for other in ranked)
+            if _deprecated(candidate.tool):
+                notes.append(f"{candidate.entry['name']}: DEPRECATED: probed all the same (an old tool that "
+                             "still answers is still reachable); the trial leaves it out if it serves nothing"
+                             + (f"; no other {slot} tool: check it still works" if alone else ""))
+            confident &= not candidate.doubt and not (alone and _deprecated(candidate.tool))
     missing = [s for s in ("read", "list") if not slots[s]]
     if missing and chosen:
         notes.append(f"no {' or '.join(missing)} tool found: the probes cover only the mapped tools")
+    if chosen and not any(c.entry["role"] in ("read", "list") for c in chosen):
+        # Only a read or a list shows an outside file's content or name: without one, no escape
+        # check can pass (GF-ESC-001 reads blocked), and the proposal says so.
+        notes.append("no read or list tool with a path argument: the escape checks cannot pass on this mapping")
+        confident = False
     if not chosen:
         notes.append("no tool could be mapped: write the mapping by hand")
         confident = False

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from . import contracts, items as items_mod, mapping
-from .harness import limits
+from .harness import limits, progress
 from .harness.stdio import protocol_version, use_protocol_version
 from .items import case_of, is_suite_item, is_worker, item_requirements
 from .report import ReportCollector
@@ -51,6 +51,36 @@ def pytest_configure(config: pytest.Config) -> None:
     if not is_worker(config) and _runs_suite(config):
         config.pluginmanager.register(
             ReportCollector(config, state, Path(report_dir) if report_dir else None), "retrieval-contract-report")
+        config.pluginmanager.register(Progress(), "retrieval-contract-progress")
+
+
+class Progress:
+    """The console's progress line while the run is quiet (harness/progress.py): started once
+    the tests are known, told of every test that ends, stopped before the summary."""
+
+    def __init__(self) -> None:
+        self.ticker: progress.Ticker | None = None
+
+    def _start(self, total: int) -> None:
+        if self.ticker is None:
+            self.ticker = progress.Ticker(total).start()
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if not getattr(session.config.option, "numprocesses", None):
+            self._start(len(session.items))
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:
+        self._start(len(ids))
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if self.ticker is not None and report.when == "teardown":
+            self.ticker.finished()
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self) -> None:
+        if self.ticker is not None:
+            self.ticker.stop()
 
 
 def _runs_suite(config: pytest.Config) -> bool:
@@ -289,6 +319,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    """A worker hands the controller why it stopped talking to the server, if it did."""
-    if is_worker(session.config) and limits.HEALTH.stopped:
-        session.config.workeroutput["rc_stopped"] = limits.HEALTH.stopped
+    """A worker hands the controller why it stopped talking to the server, if it did (the
+    breaker, or a connection that stopped answering before a request it was then refused)."""
+    if is_worker(session.config) and limits.HEALTH.reasons():
+        session.config.workeroutput["rc_stopped"] = limits.HEALTH.reasons()

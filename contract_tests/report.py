@@ -94,8 +94,9 @@ class ReportCollector:
         if self.collection is None and "rc_collection" in output:
             self.collection = output["rc_collection"]
         self.server_logs += output.get("rc_server_logs", [])
-        if output.get("rc_stopped") and output["rc_stopped"] not in self.stopped:
-            self.stopped.append(output["rc_stopped"])
+        for why in output.get("rc_stopped", []):
+            if why not in self.stopped:
+                self.stopped.append(why)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         reqs = [value for name, value in report.user_properties if name == "requirement"]
@@ -321,8 +322,9 @@ class ReportCollector:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
-        if HEALTH.stopped and HEALTH.stopped not in self.stopped:
-            self.stopped.append(HEALTH.stopped)
+        for why in HEALTH.reasons():
+            if why not in self.stopped:
+                self.stopped.append(why)
         self._worker_crashes()
         rows = self.rows()
         self.final_rows = rows

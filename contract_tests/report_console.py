@@ -56,7 +56,7 @@ def write_summary(collector: Any, terminalreporter: Any) -> None:
         terminalreporter.section("retrieval-contract: the run stopped talking to the server", sep="-")
         for why in collector.stopped:
             write(why)
-        write("the checks left were blocked (listed above); raise --request-timeout or --run-budget if the "
+        write("the checks that needed it were blocked (listed above); raise --request-timeout or --run-budget if the "
               "server is only slow")
     floods = [log for log in (collector.server_logs or collector.state.server_logs) if log.get("flood")]
     if floods:

@@ -31,7 +31,8 @@ EXIT_BLOCKED = 7
 # The suite's own code crashed: a bug in retrieval-contract, never evidence against the server.
 EXIT_SUITE_ERROR = 8
 # The run stopped talking to the server: it stopped answering (LIMITS.unanswered_limit requests
-# in a row without an answer) or the run budget was spent; the remaining checks were blocked.
+# in a row without an answer, or one request on a connection that was then refused the requests
+# after it) or the run budget was spent; the checks that needed it were blocked.
 EXIT_RUN_STOPPED = 9
 XPASS = "xpass"
 CONSOLE_CHARS = 300      # one finding on the console and in JUnit; results.json keeps EVIDENCE_CHARS
@@ -71,7 +72,7 @@ EXIT_MEANINGS = {
        "did not hold, so they were not checked",
     8: "the suite itself crashed (a suite error): a bug in retrieval-contract, not evidence against the server",
     9: "the run stopped talking to the server (it stopped answering, or the run budget was spent): the checks "
-       "left were blocked",
+       "that needed it were blocked",
 }
 
 

@@ -119,9 +119,81 @@ def test_auto_keeps_the_path_forms_the_server_serves_and_never_files_its_own_gue
     kept, notes = decide(proposed, {"relative": {}, "absolute": {}})
     assert kept == proposed
     kept, notes = decide({**proposed, "paths": "relative"}, {"relative": {}, "absolute": {}})
-    assert kept["paths"] == "relative"  # the proposal's own form, where it is served
+    assert kept["paths"] == "both"  # every form served is swept, whatever the proposal read
+    assert any("paths relative proposed, both kept" in note for note in notes)
     kept, notes = decide(proposed, {"relative": {"ls": "x"}, "absolute": {"ls": "y", "read": "z"}})
     assert kept["paths"] == "relative" and [t["name"] for t in kept["tools"]] == ["read"]
     assert any("ls left out" in note for note in notes)
     with pytest.raises(TrialFailed, match="no mapped tool served"):
         decide(proposed, {"relative": {"read": "a", "ls": "b"}, "absolute": {"read": "c", "ls": "d"}})
+
+
+def _plain(role: str, text: str):
+    from contract_tests.generic_files.sweep import Call
+    return Call("t", role, "t", "plain", "t()", {}, text, False)
+
+
+def test_a_plain_call_reached_the_plain_file_only_with_evidence_of_it(files):
+    """GF-ESC-001 passes only where a tool with a path read the plain file (sweep.reached): a read
+    its content, a list its name, a stat its token (heading) or its exact byte size."""
+    from contract_tests.generic_files.sweep import reached
+    from contract_tests.harness.files import PLAIN_SIZE
+    token = f"rcf{files.file_token('inbox/example.md')}"
+    assert reached(_plain("read", f"# Example {token}"), files)
+    assert not reached(_plain("read", "# Example"), files)
+    assert reached(_plain("list", "[FILE] example.md"), files)
+    assert not reached(_plain("list", "[]"), files)
+    assert reached(_plain("stat", f'{{"size": {PLAIN_SIZE}}}'), files)
+    assert reached(_plain("stat", f'{{"title": "Example {token}"}}'), files)
+    assert not reached(_plain("stat", f'{{"size": {PLAIN_SIZE}1, "mtime": 1{PLAIN_SIZE}}}'), files)
+    assert reached(_plain("search", "inbox/example.md"), files)
+
+
+def test_an_answer_about_an_outside_file_shows_its_canary_or_its_size(files):
+    """Every outside file holds the canary and is OUTSIDE_SIZE bytes; every folder outside holds a
+    file named after the canary (a listing of `..` carries it); the size counts only where the
+    path names something outside."""
+    import os
+    from contract_tests.generic_files.sweep import Probe, reveals_outside
+    from contract_tests.harness.files import OUTSIDE_DIRS, OUTSIDE_FILES, OUTSIDE_SIZE, OUTSIDE_WORD
+    canary = files.canaries["outside"]
+    for rel in OUTSIDE_FILES:
+        assert os.path.getsize(files.root / rel) == OUTSIDE_SIZE
+    for folder in OUTSIDE_DIRS:
+        assert canary in " ".join(os.listdir(files.root / folder)), folder
+        assert any(OUTSIDE_WORD in (files.root / folder / name).read_text() for name in os.listdir(files.root / folder)
+                   if (files.root / folder / name).is_file())
+    outside = Probe("p", "sibling-prefix", "../vault_evil/secret.md", "relative", "outside")
+    missing = Probe("m", "missing", "nope.md", "relative", "missing")
+    assert reveals_outside(f"size: {OUTSIDE_SIZE}", files, outside)
+    assert not reveals_outside(f"size: {OUTSIDE_SIZE}", files, missing)
+    assert not reveals_outside(f"mtime: 1{OUTSIDE_SIZE}, size 3.{OUTSIDE_SIZE}", files, outside)
+    assert reveals_outside(f"[FILE] {OUTSIDE_WORD}-{canary}.md", files, None)
+    inside = [path for path in files.served.rglob("*.md") if not path.is_symlink() and "links" not in path.parts]
+    assert len(inside) > 900 and not any(OUTSIDE_WORD in path.read_text() for path in inside)
+
+
+def test_a_mapping_that_reaches_no_file_never_passes_the_escape_check(suite_run, tmp_path):
+    """A search without a path argument is all the mapping maps: no probe could show an escape,
+    so GF-ESC-001 reads blocked (exit 7), never pass."""
+    docs = yaml.safe_load((EXAMPLES / "docs.yaml").read_text())
+    docs["tools"] = [tool for tool in docs["tools"] if tool["role"] == "search"]
+    path = tmp_path / "search-only.yaml"
+    path.write_text(yaml.safe_dump(docs))
+    run = suite_run("--profile", "generic-files", "--mapping", str(path), "--req", "GF-ESC-001,GF-TOOL-001")
+    status = run.status()
+    assert (status["GF-ESC-001"], status["GF-TOOL-001"]) == ("blocked", "pass"), run.output[-3000:]
+    assert run.code == 7
+    assert "no probe could reach a file" in run.output
+
+
+def test_a_read_only_hint_without_a_destructive_hint_passes_the_annotation_check(suite_run):
+    """MCP: destructiveHint "is meaningful only when readOnlyHint == false"; a tool annotated
+    readOnlyHint true alone passes MCP-TOOLS-002 even under --strict (the variant
+    gf_fs_read_only_hint_alone), where readOnlyHint false fails it (gf_fs_read_tool_not_read_only)."""
+    from tests.mutants import command, registry, suite_args
+    known = registry()
+    for name, want in (("gf_fs_read_only_hint_alone", "pass"), ("gf_fs_read_tool_not_read_only", "fail")):
+        m = known[name]
+        run = suite_run(*suite_args(m), "--server-cmd", command(m), "--req", "MCP-TOOLS-002", "--strict")
+        assert run.status().get("MCP-TOOLS-002") == want, f"{name}: {run.output[-2000:]}"

@@ -267,8 +267,8 @@ def test_the_breaker_stops_after_silent_requests_slow_answers_or_stalled_servers
         HEALTH.not_answered("tools/call", 20)
         HEALTH.answered("tools/list")    # another method's answer does not reset tools/call
         assert HEALTH.deadline("tools/call", 60) == LIMITS.unanswered_seconds - 20
-        HEALTH.not_answered("tools/call", 25)
-        assert HEALTH.check() and "tools/call" in HEALTH.check()
+        HEALTH.not_answered("tools/call", 25, 'tools/call read {"path": "a"}')
+        assert HEALTH.check() and 'the last: tools/call read {"path": "a"}' in HEALTH.check()
         HEALTH.reset()
         for _ in range(LIMITS.slow_limit):
             HEALTH.answered("tools/call", 9.0)
@@ -277,6 +277,142 @@ def test_the_breaker_stops_after_silent_requests_slow_answers_or_stalled_servers
         for n in range(LIMITS.unanswered_limit):
             HEALTH.stalled(f"server {n}")
         assert "mid-run" in HEALTH.check()
+    finally:
+        HEALTH.reset()
+
+
+# A server that answers initialize, tools/list and every tools/call but those whose arguments
+# climb out with "..": those it never answers, as a real server that hangs on one kind of path.
+HANGS_ON_DOTS = ("import sys, json\n"
+                 "for line in sys.stdin:\n"
+                 "    msg = json.loads(line)\n"
+                 "    if 'id' not in msg:\n"
+                 "        continue\n"
+                 "    params = msg.get('params') or {}\n"
+                 "    if msg['method'] == 'tools/call' and '..' in json.dumps(params.get('arguments')):\n"
+                 "        continue\n"
+                 "    result = {'initialize': {'protocolVersion': params.get('protocolVersion'), 'capabilities': "
+                 "{'tools': {}}, 'serverInfo': {'name': 'hangs', 'version': '0'}}, 'tools/list': {'tools': [{'name': "
+                 "'read', 'inputSchema': {'type': 'object'}}]}, 'tools/call': {'content': []}}.get(msg['method'], {})\n"
+                 "    print(json.dumps({'jsonrpc': '2.0', 'id': msg['id'], 'result': result}), flush=True)\n")
+HUNG_CALL = 'tools/call read {"path": "../outside/secret.md"}'
+
+
+def _run_exit(worker_output: dict | None = None) -> tuple[int, list[str]]:
+    """The exit status and run_stopped the report collector gives a run with no finding, from
+    this process's HEALTH (and, as under xdist, a worker's output)."""
+    from types import SimpleNamespace
+
+    from contract_tests import contracts
+    from contract_tests.expectations import Expectations
+    from contract_tests.report import ReportCollector
+    from contract_tests.target.state import SuiteState
+    state = SuiteState(contracts.load_profile("retrieval-tools"), "stdio", None, "/mcp", None, Expectations())
+    collector = ReportCollector(SimpleNamespace(getoption=lambda name: None), state, None)
+    if worker_output is not None:
+        collector.pytest_testnodedown(SimpleNamespace(workeroutput=worker_output), None)
+    session = SimpleNamespace(exitstatus=pytest.ExitCode.OK)
+    collector.pytest_sessionfinish(session, 0)
+    return session.exitstatus, collector.stopped
+
+
+def _hang_once(then_call: bool) -> None:
+    """Over one connection: initialize, tools/list, a call answered, the call the server never
+    answers, and (with `then_call`) one more call, which is refused."""
+    from contract_tests.harness.stdio import NoResponse, ServerStopped
+    server = StdioServer([sys.executable, "-c", HANGS_ON_DOTS])
+    try:
+        assert "result" in server.initialize(timeout=10)
+        assert server.request("tools/list", {}, timeout=10)["result"]["tools"]
+        assert "result" in server.call_tool("read", {"path": "inbox/a.md"}, timeout=10)
+        with pytest.raises(NoResponse) as hung:
+            server.call_tool("read", {"path": "../outside/secret.md"}, timeout=1)
+        assert hung.value.request == HUNG_CALL and HUNG_CALL in server.stalled, server.stalled
+        if then_call:
+            with pytest.raises(ServerStopped) as refused:
+                server.call_tool("read", {"path": "inbox/b.md"}, timeout=10)
+            assert HUNG_CALL in str(refused.value) and "nothing more is sent" in str(refused.value)
+    finally:
+        server.close(timeout=5)
+
+
+def test_a_connection_that_stops_answering_stops_the_run_once_a_later_request_is_refused_naming_the_call():
+    """One connection, as the generic-files sweep uses: the call the server never answers is
+    named (tool and arguments) in why the connection stalled, a later call on it is refused, and
+    the run exits 9 with run_stopped naming that call, though the breaker never tripped."""
+    from contract_tests.harness.limits import HEALTH
+    from contract_tests.verdicts import EXIT_RUN_STOPPED
+    try:
+        HEALTH.reset()
+        _hang_once(then_call=True)
+        assert HEALTH.stopped is None  # one stalled connection: the breaker did not trip
+        (why,) = HEALTH.reasons()
+        assert HUNG_CALL in why and "not sent" in why, why
+        code, stopped = _run_exit()
+        assert code == EXIT_RUN_STOPPED and stopped == [why], (code, stopped)
+    finally:
+        HEALTH.reset()
+
+
+def test_a_worker_hands_the_controller_the_stall_that_cost_it_a_request(monkeypatch):
+    """Under xdist the stall is in a worker's HEALTH: its session end hands the reason over
+    (workeroutput), and the controller's report, whose own HEALTH saw nothing, exits 9 with it."""
+    from types import SimpleNamespace
+
+    from contract_tests import plugin
+    from contract_tests.harness.limits import HEALTH
+    from contract_tests.verdicts import EXIT_RUN_STOPPED
+    try:
+        HEALTH.reset()
+        _hang_once(then_call=True)
+        worker = SimpleNamespace(config=SimpleNamespace(workerinput={}, workeroutput={}))
+        plugin.pytest_sessionfinish(worker)
+        handed = worker.config.workeroutput.get("rc_stopped")
+        assert handed and HUNG_CALL in handed[0], handed
+        HEALTH.reset()  # the controller ran no test
+        code, stopped = _run_exit(worker.config.workeroutput)
+        assert code == EXIT_RUN_STOPPED and stopped == handed, (code, stopped)
+    finally:
+        HEALTH.reset()
+
+
+def test_an_sdk_session_names_the_call_it_got_no_answer_to_and_its_later_requests_are_refused():
+    """The SDK's requests (sdk.SdkClient) stall and are refused as the raw ones are."""
+    from contract_tests.harness.limits import HEALTH
+    from contract_tests.harness.sdk import SdkClient
+    from contract_tests.harness.stdio import NoResponse, ServerStopped
+    server = StdioServer([sys.executable, "-c", HANGS_ON_DOTS])
+    try:
+        HEALTH.reset()
+        client = SdkClient(server, timeout=10)
+        try:
+            assert client.call_tool("read", {"path": "inbox/a.md"})["content"] == []
+            client.timeout = 1
+            with pytest.raises(NoResponse) as hung:
+                client.call_tool("read", {"path": "../outside/secret.md"})
+            assert hung.value.request == HUNG_CALL and HUNG_CALL in server.stalled, server.stalled
+            assert HEALTH.reasons() == []
+            with pytest.raises(ServerStopped):
+                client.call_tool("read", {"path": "inbox/b.md"})
+            (why,) = HEALTH.reasons()
+            assert HUNG_CALL in why, why
+        finally:
+            client.close()
+    finally:
+        server.close(timeout=5)
+        HEALTH.reset()
+
+
+def test_a_stall_no_later_request_met_leaves_the_exit_status_as_it_was():
+    """A request the server left unanswered, after which nothing more was asked of that
+    connection (a check that judges the silence itself), loses no check: no reason to stop, and
+    the run's exit status is what its verdicts make it."""
+    from contract_tests.harness.limits import HEALTH
+    try:
+        HEALTH.reset()
+        _hang_once(then_call=False)
+        assert HEALTH.stalls == 1 and HEALTH.reasons() == [], HEALTH.reasons()
+        assert _run_exit() == (pytest.ExitCode.OK, [])
     finally:
         HEALTH.reset()
 
@@ -341,3 +477,28 @@ def test_process_tree_through_children_files_equals_the_full_scan(monkeypatch):
     finally:
         proc.kill()
         proc.wait()
+
+
+def test_a_quiet_run_prints_what_each_step_in_progress_says(tmp_path, monkeypatch):
+    """harness/progress.py: a step's note lands in its process's file beside the stop file; the
+    ticker prints a line only after INTERVAL s in which no test finished, naming every step."""
+    import io
+    import time as clock
+    from contract_tests.harness import limits, progress
+    monkeypatch.setenv(limits.STOP_FILE, str(tmp_path / "stopped"))
+    monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw1")
+    monkeypatch.setitem(progress._last, "written", 0.0)
+    progress.note("generic-files sweep", 5, 100)
+    progress.note("generic-files sweep", 6, 100)  # within THROTTLE of the first: not written
+    assert progress.in_progress(tmp_path) == ["gw1: generic-files sweep: 5 of 100 calls"]
+    monkeypatch.setattr(progress, "INTERVAL", 0.5)
+    out = io.StringIO()
+    ticker = progress.Ticker(6, stream=out).start()
+    ticker.finished()
+    clock.sleep(2.3)
+    ticker.stop()
+    lines = [line for line in out.getvalue().splitlines() if line]
+    assert lines and all(line.endswith("1 of 6 tests done; gw1: generic-files sweep: 5 of 100 calls")
+                         for line in lines), lines
+    progress.note("generic-files sweep", 100, 100)  # the last is always written: nothing in progress
+    assert progress.in_progress(tmp_path) == []

@@ -203,3 +203,26 @@ def test_a_hostile_server_gets_a_bounded_run_and_a_report(tmp_path, profile, tra
     if mode == "floods":
         assert code == 9 and any("floods" in why for why in results.get("run_stopped", [])), \
             f"{name}: exit {code}, stopped {results.get('run_stopped')}\n{output[-3000:]}"
+
+
+def test_a_server_that_hangs_on_one_call_of_a_sweep_stops_the_run_naming_that_call(tmp_path):
+    """generic-files sweeps over one connection. The fs example, wrapped so that it never
+    answers a call whose path climbs out (hostile/hang_on.py), stalls that connection at the
+    first such call, and the sweep's later calls are refused: the run stopped talking to the
+    server, though no breaker tripped. It exits 9, and run_stopped (handed over by a worker, -n 2)
+    names the call: its tool and arguments."""
+    import re
+
+    import yaml
+    mapping = yaml.safe_load((HERE.parent / "examples" / "generic-files" / "fs.yaml").read_text())
+    mapping["server"]["cmd"] = f"{{python}} {HERE / 'hostile' / 'hang_on.py'} .. -- {mapping['server']['cmd']}"
+    (tmp_path / "hangs.yaml").write_text(yaml.safe_dump(mapping))
+    code, output, wall, _peak = run_measured(tmp_path, ["--profile", "generic-files", "--mapping",
+                                                        str(tmp_path / "hangs.yaml"), "--request-timeout", "5",
+                                                        "-n", "2"])
+    results = json.loads((tmp_path / "report" / "results.json").read_text())
+    stopped = results["run_stopped"]
+    assert code == 9 and results["exit_status"] == 9, f"exit {code}, stopped {stopped}\n{output[-3000:]}"
+    named = re.search(r'no answer to tools/call (\w+) (\{.*\}) within 5 s', stopped[0]) if len(stopped) == 1 else None
+    assert named and named[1] in {t["name"] for t in mapping["tools"]} and ".." in named[2], stopped
+    assert stopped[0] in output and wall < WALL_S

@@ -235,7 +235,12 @@ FS_MAPPED = [  # the worked example's five read tools; the official server gives
 
 # what each fixture should give: the mapped tools (exact entries), discloses_root, paths, confident
 EXPECTED = {
-    "official-fs": ([{**t, "denial": READ_MANY_DENIAL} if "paths" in t else t for t in FS_MAPPED],
+    # Every tool of a role is mapped (read_file is DEPRECATED, directory_tree recursive: both are
+    # probed, an escape through either is one all the same).
+    "official-fs": ([FS_MAPPED[0], {"name": "read_file", "role": "read", "path": "path"},
+                     {**FS_MAPPED[1], "denial": READ_MANY_DENIAL}, FS_MAPPED[2],
+                     {"name": "list_directory_with_sizes", "role": "list", "path": "path"},
+                     {"name": "directory_tree", "role": "list", "path": "path"}, FS_MAPPED[3], FS_MAPPED[4]],
                     ["list_allowed_directories"], "both", True),
     "markus-obsidian": ([
         {"name": "obsidian_get_file_contents", "role": "read", "path": "filepath"},
@@ -257,7 +262,7 @@ EXPECTED = {
     ], ["list-available-vaults"], "relative", False),
     "local-rag": ([
         {"name": "query_documents", "role": "search", "query": "query", "path": "scope"},
-    ], ["list_files"], "absolute", True),
+    ], ["list_files"], "absolute", False),  # a search alone: no read or list shows an escape
     "fs": (FS_MAPPED, ["list_allowed_directories"], "both", True),
     "vault": ([
         {"name": "get_note", "role": "read", "path": "filepath"},
@@ -330,12 +335,12 @@ def test_without_a_server_the_rendered_yaml_is_the_mapping_and_says_what_to_add(
     assert "server" in text.split("\n", 3)[2]
 
 
-def test_official_fs_leaves_out_the_deprecated_alias_the_media_reader_and_the_other_listings():
+def test_official_fs_probes_the_deprecated_alias_and_every_listing_but_not_the_media_reader():
     proposal = propose(OFFICIAL_FS)
-    assert "DEPRECATED" in " ".join(notes_of(proposal, "read_file"))
+    assert "DEPRECATED: probed" in " ".join(notes_of(proposal, "read_file"))
     assert "media" in " ".join(notes_of(proposal, "read_media_file"))
-    assert "plainer" in " ".join(notes_of(proposal, "list_directory_with_sizes"))
-    assert "plainer" in " ".join(notes_of(proposal, "directory_tree"))
+    for listing in ("list_directory", "list_directory_with_sizes", "directory_tree"):
+        assert "mapped as a list tool" in " ".join(notes_of(proposal, listing)), listing
     assert "probe both forms" in " ".join(proposal.notes)
 
 
@@ -352,13 +357,19 @@ def test_read_only_hint_never_turns_a_write_verb_tool_into_a_read_tool():
     assert "never mapped" in notes_of(proposal, "edit_note")[0]
 
 
-def test_a_tie_is_broken_by_read_only_hint_and_is_not_confident():
+def test_every_tool_of_a_role_is_mapped_the_read_only_hinted_first():
     a = tool("read_note", "Read a note.", {"path": S}, ["path"])
     b = tool("read_page", "Read a page.", {"path": S}, ["path"], RO)
     proposal = propose([a, b])
-    assert [t["name"] for t in proposal.mapping["tools"]] == ["read_page"]
-    assert "tie" in " ".join(notes_of(proposal, "read_note"))
+    assert [t["name"] for t in proposal.mapping["tools"]] == ["read_page", "read_note"]
+    assert proposal.confident is True
+
+
+def test_a_search_without_a_read_or_list_is_not_confident():
+    proposal = propose([tool("search_docs", "Search the docs.", {"query": S}, ["query"])])
+    assert [t["name"] for t in proposal.mapping["tools"]] == ["search_docs"]
     assert proposal.confident is False
+    assert any("escape checks cannot pass" in n for n in proposal.notes)
 
 
 def test_a_path_guessed_from_a_description_alone_is_not_confident():
@@ -397,3 +408,21 @@ def test_a_description_naming_the_root_is_noted():
 def test_no_mappable_tool_is_not_confident():
     proposal = propose([FS[-1]])
     assert proposal.mapping["tools"] == [] and proposal.confident is False
+
+
+def test_a_path_inside_a_list_of_objects_is_mapped_by_pointer_and_sent_as_a_one_item_list():
+    """`files: [{path, encoding}]`: auto maps /files/0/path with the item's pinned fields fixed,
+    and the mapping's pointer builds the list on every call (contract_tests.mapping.put)."""
+    from contract_tests.mapping import path_arguments, validate
+    item = {"type": "object", "properties": {"path": S, "encoding": {"type": "string", "default": "utf-8"}},
+            "required": ["path"]}
+    reader = tool("read_files", "Read files.", {"files": {"type": "array", "items": item}}, ["files"])
+    proposal = propose([reader])
+    entry = proposal.mapping["tools"][0]
+    assert entry == {"name": "read_files", "role": "read", "path": "/files/0/path",
+                     "arguments": {"files": [{"encoding": "utf-8"}]}}
+    mapping = validate({"server": SERVER, **proposal.mapping}, "auto")
+    (argument,) = path_arguments(mapping)
+    assert argument.arguments("../x.md") == {"files": [{"encoding": "utf-8", "path": "../x.md"}]}
+    assert argument.arguments("y.md") == {"files": [{"encoding": "utf-8", "path": "y.md"}]}  # the fixed item untouched
+    assert mapping["tools"][0]["arguments"] == {"files": [{"encoding": "utf-8"}]}

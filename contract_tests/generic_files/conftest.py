@@ -6,6 +6,8 @@ from __future__ import annotations
 import pytest
 
 from contract_tests.generic_files.sweep import Sweep, run_sweep
+from contract_tests.harness.limits import patience
+from contract_tests.mapping import ready_seconds
 
 
 @pytest.fixture(scope="session")
@@ -18,11 +20,12 @@ def swept(own_servers, contract_fixture, mapping) -> Sweep:
     before = contract_fixture.snapshot()
     srv = own_servers.start(contract_fixture)
     try:
-        srv.initialize()
+        srv.initialize(timeout=max(ready_seconds(mapping), patience()))  # a server that indexes first
         sweep = run_sweep(srv, contract_fixture, mapping)
     finally:
         srv.close(timeout=5)
     sweep.stderr = list(srv.transcript.stderr)
+    sweep.stdout = list(srv.transcript.stdout)
     sweep.changes = contract_fixture.changes(before)
     sweep.compared = len(before) if hasattr(before, "__len__") else 1
     return sweep

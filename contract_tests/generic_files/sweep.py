@@ -1,22 +1,26 @@
 """One sweep of a mapped file server: a plain call of every mapped tool, then every path of the
 attack corpus and the fixture's own traps, in root-relative and absolute forms, through every
-mapped path argument, and searches for the text of the files outside. The tests judge the
+mapped path argument, and searches for the words of the files outside. The tests judge the
 calls; nothing here decides a verdict."""
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import re
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from contract_tests.checks import json_pointer, short, texts
 from contract_tests.contracts import policy
 from contract_tests.harness.corpus import attack_path
-from contract_tests.harness.files import COMMON_WORD, FilesFixture
+from contract_tests.harness.files import OUTSIDE_SIZE, OUTSIDE_WORD, PLAIN_FILE, PLAIN_SIZE, FilesFixture
+from contract_tests.harness import progress
+from contract_tests.harness.limits import patience
 from contract_tests.harness.stdio import NoResponse, ServerGone, ServerStopped
-from contract_tests.mapping import PathArgument, denial_forms, path_arguments, put
+from contract_tests.mapping import PathArgument, denial_forms, path_arguments, put, ready_seconds
 from contract_tests.verdicts import describe_call, esc
 
 # Missing paths beside the corpus: a read must not fall back to another file for them.
@@ -26,11 +30,34 @@ MISSING = [
     {"id": "missing-prefix-name", "category": "missing", "path": "inbox/exam"},
     {"id": "missing-dir", "category": "missing", "path": "no-such-dir-rc"},
 ]
-# What a search for the outside files' text looks for (their canary is not in the query, so an
-# answer that echoes the query is no escape).
-OUTSIDE_QUERY = "never be read"
-PLAIN_FILE, PLAIN_DIR = "inbox/example.md", "inbox"
+PLAIN_DIR = "inbox"
 PLAIN_QUERIES = ("example", "*example*")  # a plain search: a word of PLAIN_FILE, or a glob of its name
+# What a search asks for when it probes for an escape, through its path argument or on its own:
+# the outside files' own word, in their text and in the names of those named after the canary (the
+# canary is not in the query, so an answer that echoes the query is no escape); the glob for a tool
+# that matched the plain file only by a glob of its name.
+OUTSIDE_QUERIES = (OUTSIDE_WORD, f"*{OUTSIDE_WORD}*")
+_OUTSIDE_SIZE = re.compile(rf"(?<![\w.]){OUTSIDE_SIZE}(?![\w.])")
+_PLAIN_SIZE = re.compile(rf"(?<![\w.]){PLAIN_SIZE}(?![\w.])")
+
+
+def reveals_outside(text: str, fixture: FilesFixture, probe: "Probe | None") -> bool:
+    """Whether an answer carries something of a file outside the root: the outside canary (in the
+    files' text and in the names of those named after it), or, for a path naming something
+    outside, the outside files' byte size (a stat that answered for one)."""
+    if fixture.canaries["outside"] in text:
+        return True
+    return probe is not None and probe.kind == "outside" and bool(_OUTSIDE_SIZE.search(text))
+
+
+def reached(call: "Call", fixture: FilesFixture) -> bool:
+    """Whether a plain call shows the tool read the plain file or its folder through its path: a
+    read returned its content, a list or a search named it, a stat answered with its token (in
+    its heading) or its byte size. Only such a tool could show an outside file's content."""
+    token = f"rcf{fixture.file_token(PLAIN_FILE)}"
+    if call.role == "stat":
+        return token in call.text or bool(_PLAIN_SIZE.search(call.text))
+    return {"read": token in call.text, "list": "example.md" in call.text}.get(call.role, finds_plain(call.text, fixture))
 
 
 def finds_plain(text: str, fixture: FilesFixture) -> bool:
@@ -84,9 +111,11 @@ class Sweep:
     plain: dict[str, Call] = field(default_factory=dict)   # tool -> its plain call
     calls: list[Call] = field(default_factory=list)        # attacks and searches
     stderr: list[str] = field(default_factory=list)        # what the server wrote meanwhile
+    stdout: list[str] = field(default_factory=list)        # the messages it sent (stdio: every line)
     changes: list[str] = field(default_factory=list)       # the fixture after the run, vs before
     compared: int = 0                                       # entries the before/after comparison covered
     listed: list[str] = field(default_factory=list)        # tools/list's names
+    schemas: dict[str, Any] = field(default_factory=dict)  # tool -> the outputSchema it declares
 
 
 def probes(fixture: FilesFixture) -> list[Probe]:
@@ -139,13 +168,14 @@ def is_denial(response: dict[str, Any], forms: list[Any]) -> bool:
 
 def caller(server: Any, mapping: dict[str, Any]):
     """A function that makes one mapped call and records it as a Call, answered or not."""
-    def call(tool: str, role: str, label: str, case: str, args: dict[str, Any], probe: Probe | None) -> Call:
+    def call(tool: str, role: str, label: str, case: str, args: dict[str, Any], probe: Probe | None,
+             timeout: float | None = None) -> Call:
         # Every case is recorded, answered or not: what the server answered before it stopped is
         # judged, the case it left unanswered is the finding of the requirement it tests, and the
         # cases after the stop (not sent: the connection sends nothing more) are blocked.
         answer, error = "answered", None
         try:
-            response = server.call_tool(tool, args)
+            response = server.call_tool(tool, args, timeout=timeout) if timeout else server.call_tool(tool, args)
         except NoResponse as exc:
             answer, error, response = "no-answer", exc, {"rc_no_answer": str(exc)}
         except ServerGone as exc:
@@ -158,13 +188,18 @@ def caller(server: Any, mapping: dict[str, Any]):
     return call
 
 
-def plain_calls(server: Any, fixture: FilesFixture, mapping: dict[str, Any], style: str) -> dict[str, Call]:
+def plain_calls(server: Any, fixture: FilesFixture, mapping: dict[str, Any], style: str,
+                timeout: float | None = None) -> dict[str, Call]:
     """A plain call of each mapped tool inside the root, its paths in `style` (relative or
-    absolute): a read of PLAIN_FILE, a list (and a search) of PLAIN_DIR."""
-    call = caller(server, mapping)
+    absolute): a read of PLAIN_FILE, a list (and a search) of PLAIN_DIR; each waits `timeout`
+    (default: the request timeout)."""
+    base = caller(server, mapping)
+
+    def call(*args: Any) -> Call:
+        return base(*args, timeout=timeout)
     out: dict[str, Call] = {}
     for tool in mapping["tools"]:
-        args = dict(tool.get("arguments", {}))
+        args = copy.deepcopy(tool.get("arguments", {}))
         target = PLAIN_DIR if tool["role"] in ("list", "search") else PLAIN_FILE
         for key in ("path", "paths"):
             if key in tool:
@@ -211,26 +246,57 @@ def run_sweep(server: Any, fixture: FilesFixture, mapping: dict[str, Any]) -> Sw
     sweep = Sweep()
     listing = server.request("tools/list", {}).get("result") or {}
     sweep.listed = [t.get("name") for t in listing.get("tools", []) if isinstance(t, dict)]
+    sweep.schemas = {t["name"]: t["outputSchema"] for t in listing.get("tools", [])
+                     if isinstance(t, dict) and isinstance(t.get("name"), str) and "outputSchema" in t}
     arguments = path_arguments(mapping)
     call = caller(server, mapping)
-    sweep.plain = plain_calls(server, fixture, mapping, style)
+    sweep.plain = ready_calls(server, fixture, mapping, style, sweep.listed)
     corpus = probes(fixture)  # what each path names, read once, before the server is asked anything
+    total = len(arguments) * len(corpus)
     for argument in arguments:
         for probe in corpus:
-            args = _with_query(mapping, argument, argument.arguments(probe.path))
+            progress.note("generic-files sweep", len(sweep.calls), total)
+            args = _with_query(sweep, mapping, argument, argument.arguments(probe.path))
             sweep.calls.append(call(argument.tool, argument.role, argument.label,
                                     f"{probe.id}:{probe.form}@{argument.label}", args, probe))
+    progress.note("generic-files sweep", total, total)
     for tool in mapping["tools"]:
         if "query" in tool:
-            args = put(dict(tool.get("arguments", {})), tool["query"], OUTSIDE_QUERY)
+            args = put(copy.deepcopy(tool.get("arguments", {})), tool["query"], outside_query(sweep.plain[tool["name"]]))
             sweep.calls.append(call(tool["name"], tool["role"], f"{tool['name']}.{tool['query']}",
                                     f"outside-text@{tool['name']}", args, None))
     return sweep
 
 
-def _with_query(mapping: dict[str, Any], argument: PathArgument, args: dict[str, Any]) -> dict[str, Any]:
-    """A search tool's path probe carries a query too (one that any file matches)."""
+def ready_calls(server: Any, fixture: FilesFixture, mapping: dict[str, Any], style: str,
+                listed: list[Any]) -> dict[str, Call]:
+    """The plain calls the sweep judges. With the mapping's `ready.seconds` (a server that indexes
+    before it serves), the first round waits up to that long for each answer, and the round is
+    repeated, a second apart, until every mapped tool serves its plain call or the time is spent:
+    the last round is judged. Without it, one round under the request timeout."""
+    seconds = ready_seconds(mapping)
+    if not seconds:
+        return plain_calls(server, fixture, mapping, style)
+    deadline = time.monotonic() + seconds
+    plain = plain_calls(server, fixture, mapping, style, timeout=max(seconds, patience()))
+    while (broken_tools(plain, listed, fixture) and all(call.answered for call in plain.values())
+           and time.monotonic() + 1 < deadline):
+        time.sleep(1)
+        plain = plain_calls(server, fixture, mapping, style, timeout=max(1.0, deadline - time.monotonic()))
+    return plain
+
+
+def outside_query(plain: Call) -> str:
+    """The query a search asks for the outside files with: their word, or its glob where the plain
+    call found the plain file only by the glob of its name."""
+    return OUTSIDE_QUERIES[1] if PLAIN_QUERIES[1] in plain.request else OUTSIDE_QUERIES[0]
+
+
+def _with_query(sweep: Sweep, mapping: dict[str, Any], argument: PathArgument,
+                args: dict[str, Any]) -> dict[str, Any]:
+    """A search tool's path probe carries a query too: the outside files' word, so a search that
+    runs where the path escapes to names or quotes them."""
     for tool in mapping["tools"]:
         if tool["name"] == argument.tool and "query" in tool:
-            return put(args, tool["query"], COMMON_WORD)
+            return put(args, tool["query"], outside_query(sweep.plain[tool["name"]]))
     return args

@@ -1,14 +1,21 @@
 """The generic-files findings, one test per severity, each judging the worker's one sweep
 (sweep.py) and reporting every case: escape, wrong-file read, write (failures); path leak and
-silent denial (advisories); and whether the mapping reaches the server at all."""
+silent denial (advisories); and whether the mapping reaches the server at all. An answer that
+carries anything of a file outside the root (its text, its name, its size) is an escape, whatever
+the tool's role and whether the answer also reads as a denial."""
 
 from __future__ import annotations
 
+import mcp_types as types
 import pytest
 
-from contract_tests.checks import short
+from jsonschema import Draft202012Validator
+from jsonschema.exceptions import SchemaError
+
+from contract_tests.checks import called_ok, schema_errors, short
 from contract_tests.harness.canaries import redact
-from contract_tests.generic_files.sweep import Call, broken_tools
+from contract_tests.harness.files import OUTSIDE_SIZE
+from contract_tests.generic_files.sweep import Call, broken_tools, reached, reveals_outside
 from contract_tests.mapping import denial_forms
 from contract_tests.verdicts import Finding, Findings, esc, unanswered
 
@@ -49,7 +56,13 @@ def _around_outside(text: str, contract_fixture) -> str:
 
 
 def _outside(call: Call, contract_fixture) -> bool:
-    return contract_fixture.canaries["outside"] in call.text
+    return reveals_outside(call.text, contract_fixture, call.probe)
+
+
+def _what_outside(call: Call, contract_fixture) -> str:
+    if contract_fixture.canaries["outside"] in call.text:
+        return "content or the name of a file outside the root"
+    return f"the byte size of the file outside the root the path names ({OUTSIDE_SIZE})"
 
 
 @pytest.mark.integration
@@ -68,7 +81,7 @@ def test_every_mapped_tool_answers_a_plain_call_inside_the_root(swept, contract_
 
 @pytest.mark.security
 @pytest.mark.req("GF-ESC-001")
-def test_no_path_or_search_reads_outside_the_root(swept, contract_fixture):
+def test_no_path_or_search_reads_outside_the_root(swept, contract_fixture, mapping):
     with Findings() as findings:
         for call in [*swept.plain.values(), *swept.calls]:
             if not findings.wants(call.case):
@@ -78,12 +91,29 @@ def test_no_path_or_search_reads_outside_the_root(swept, contract_fixture):
                     _unanswered(findings, call, "GF-ESC-001")
                 continue
             aim = f" (the path names {call.probe.kind} content)" if call.probe else ""
-            findings.check(not _outside(call, contract_fixture), f"the answer carries content of a file outside "
-                           f"the root{aim}: {_around_outside(call.text, contract_fixture)}", case=call.case,
+            escaped = _outside(call, contract_fixture)
+            findings.check(not escaped, f"the answer carries {_what_outside(call, contract_fixture) if escaped else ''}"
+                           f"{aim}: {_around_outside(call.text, contract_fixture)}", case=call.case,
                            request=call.request)
         leaked = [line for line in swept.stderr if contract_fixture.canaries["outside"] in line]
         findings.check(not leaked, f"the server's stderr carries content of a file outside the root ({len(leaked)} "
                        f"lines): it read it; first: {esc(leaked[:1], 240)}", case="stderr")
+        if not findings.failed():
+            _block_unless_reached(findings, swept, contract_fixture, mapping)
+
+
+def _block_unless_reached(findings: Findings, swept, contract_fixture, mapping) -> None:
+    """No escape shows, but that holds only if some probe could have shown one: a tool with a
+    path argument whose plain call read the plain file or its folder (sweep.reached). A server
+    whose mapped tools reached no file (a search without a path, a required argument left out of
+    the mapping, an index not built yet) was probed for nothing: GF-ESC-001 is blocked."""
+    pathed = [tool["name"] for tool in mapping["tools"] if "path" in tool or "paths" in tool]
+    if any(reached(swept.plain[name], contract_fixture) for name in pathed if swept.plain[name].answered):
+        return
+    why = ("no mapped tool takes a path (the mapping maps none of path or paths): no probe could reach a file"
+           if not pathed else "no mapped tool that takes a path read the plain file or its folder in its plain "
+           f"call ({', '.join(pathed)}; see GF-TOOL-001): no probe shows it could have read a file outside")
+    findings.block(why, by="GF-TOOL-001" if pathed else "the mapping", case="reach")
 
 
 @pytest.mark.security
@@ -164,3 +194,58 @@ def test_the_run_leaves_the_root_and_its_surroundings_unchanged(swept):
         for change in swept.changes:  # "new: vault/x", "changed: outside/secret.md", ...
             findings.fail(f"after the run, differs from before the server started: {esc(change)}",
                           case=change.split(": ", 1)[-1])
+
+
+@pytest.mark.integration
+@pytest.mark.req("MCP-TOOLS-004")
+def test_every_successful_call_of_the_sweep_honours_its_tools_output_schema(swept, mapping):
+    """MCP: a tool that declares an outputSchema returns structuredContent valid against it, here
+    for every call of the sweep that succeeded (a refusal is no structured result)."""
+    mapped = {tool["name"] for tool in mapping["tools"]}
+    declared = {name: schema for name, schema in swept.schemas.items() if name in mapped}
+    if not declared:
+        pytest.skip("no mapped tool declares an outputSchema: there is no structured result to hold to one")
+    with Findings() as findings:
+        validators = {}
+        for name, schema in sorted(declared.items()):
+            try:
+                Draft202012Validator.check_schema(schema)
+            except SchemaError as exc:
+                findings.fail(f"{name}: the outputSchema is not a valid JSON Schema: {short(exc.message)}",
+                              case=f"schema@{name}")
+                continue
+            validators[name] = Draft202012Validator(schema)
+        for call in [*swept.plain.values(), *swept.calls]:
+            if call.tool not in validators or not call.answered or not called_ok(call.response):
+                continue
+            if not findings.wants(call.case):
+                continue
+            structured = call.response["result"].get("structuredContent")
+            if not findings.check(structured is not None, f"{call.tool} declares an outputSchema but returned no "
+                                  "structuredContent", case=call.case, request=call.request):
+                continue
+            errors = schema_errors(validators[call.tool], structured)
+            findings.check(not errors, f"{call.tool}: structuredContent violates its outputSchema: {errors[:2]}",
+                           case=call.case, request=call.request)
+
+
+@pytest.mark.security
+@pytest.mark.req("MCP-RPC-003")
+def test_every_message_the_sweeps_server_sent_is_valid_json_rpc(swept):
+    """The base check reads the messages of a server that made no tool call; the sweep's server
+    made hundreds: each message it sent is held to JSON-RPC too (a server that writes text
+    beside its answers on stdout is found here)."""
+    adapter = types.jsonrpc_message_adapter
+    bad = []
+    for line in swept.stdout:
+        if not line.strip():
+            continue
+        try:
+            adapter.validate_json(line, by_name=False)
+        except ValueError:
+            bad.append(line)
+    with Findings() as findings:
+        findings.check(not bad, f"{len(bad):,} of the {len(swept.stdout):,} messages the sweep's server sent are "
+                       f"not valid JSON-RPC; the first: {esc(bad[:1], 160)}", case="sweep")
+        findings.check(swept.stdout, "no message of the sweep's server was read (its answers were expected)",
+                       case="sweep")

@@ -59,8 +59,9 @@ def decide(proposed: dict[str, Any], broken: dict[str, dict[str, str]]) -> tuple
                 "; ".join(f"{name}: {why}" for name, why in broken[form].items()))
              for form in FORMS]
     if served:
-        kept = [f for f in wanted if f in served] or served
-        paths = "both" if len(kept) == 2 else kept[0]
+        # Every form the server serves is swept, whatever the proposal read in the descriptions
+        # (a sentence about globs is no statement that absolute paths are refused).
+        paths = "both" if len(served) == 2 else served[0]
         if paths != proposed["paths"]:
             notes.append(f"trial: paths {proposed['paths']} proposed, {paths} kept (the forms the server serves)")
         return {**proposed, "paths": paths}, notes

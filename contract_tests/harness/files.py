@@ -12,8 +12,13 @@ Layout (like the vault's: policies/path-attacks.yaml relies on it):
     links/prefix-file.md -> ../../vault_evil/secret.md, links/prefix-dir -> ../../vault_evil
   <base>/vault_evil/, <base>/vault-evil/, <base>/vaultevil/   siblings sharing the root's name prefix
   <base>/outside/secret.md, outside/sub/deeper.md, <base>/secret.md        secrets outside
-Every file outside the root holds the `outside` canary; <base>'s name holds the `path` canary,
-so any absolute path of the fixture carries it.
+  <base>/zzbeyond-<outside canary>.md, and one in each folder outside    named after the canary
+Every file outside the root holds the `outside` canary, the word OUTSIDE_WORD (what a search for
+the outside files' own words asks for) and exactly OUTSIDE_SIZE bytes (so a stat that answers for
+one shows it by its size); every folder outside holds a file named after the canary (so a listing
+of any of them carries it). <base>'s name holds the `path` canary, so any absolute path of the
+fixture carries it. The plain file (inbox/example.md) is PLAIN_SIZE bytes, its token in its
+heading: a stat tool that answers with either has read it.
 """
 
 from __future__ import annotations
@@ -35,6 +40,14 @@ OUTSIDE_FILES = ["outside/secret.md", "outside/sub/deeper.md", "secret.md"] + [f
 CANARY_CLASSES = ("content", "outside", "path", "hidden")
 # A word every inside file holds: what a mapped search looks for in its plain call.
 COMMON_WORD = "rcfilesneedle"
+# A word only the files outside hold (and the names of the canary-named ones): what a search asks
+# for when it probes for an escape. Sorted after secret.md, so no derived attack path names them.
+OUTSIDE_WORD = "zzbeyond"
+# Byte sizes no other file of the fixture has: the plain file's, and every outside file's.
+PLAIN_FILE, PLAIN_SIZE, OUTSIDE_SIZE = "inbox/example.md", 2917, 7919
+OUTSIDE_DIRS = ("", "outside", "outside/sub") + SIBLINGS
+# The root's own top-level entries: a mapping's `prepare` may not name them.
+OWN_ENTRIES = ("inbox", "notes", "bulk", "readme.txt", ".hidden", ".env", "links")
 
 
 def token() -> str:
@@ -61,7 +74,19 @@ class FilesFixture(DiskFixture):
 
     @classmethod
     def build(cls, profile: Any, base: Path, settings: dict[str, Any]) -> "FilesFixture":
-        return build_files(base, int(profile.limits.get("files", 1000)))
+        fixture = build_files(base, int(profile.limits.get("files", 1000)))
+        fixture.prepare((profile.data.get("mapping") or {}).get("prepare") or {})
+        return fixture
+
+    def prepare(self, wanted: dict[str, Any]) -> None:
+        """The folders and files a mapping's `prepare` asks for in the root (a server's own marker,
+        such as .obsidian/), made before any server starts (mapping.validate checked the paths)."""
+        for folder in wanted.get("dirs", []):
+            (self.served / folder).mkdir(parents=True, exist_ok=True)
+        for relative, text in wanted.get("files", {}).items():
+            path = self.served / relative
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
 
     # -- what the server is started on ---------------------------------------------------
     def placeholders(self) -> dict[str, str]:
@@ -156,11 +181,13 @@ def build_files(base: Path, count: int) -> FilesFixture:
     fx = FilesFixture(root=base / f"rc-files-{c['path']}", canaries=c)
     fx.served.mkdir(parents=True)
 
-    def add(relative: str, head: str) -> None:
+    def add(relative: str, head: str, size: int = 0) -> None:
         fx.tokens[relative] = token()
-        fx.write(relative, f"{head}\n\nfile {relative} rcf{fx.tokens[relative]} {COMMON_WORD} {c['content']}\n")
+        text = f"{head}\n\nfile {relative} rcf{fx.tokens[relative]} {COMMON_WORD} {c['content']}\n"
+        text = text.replace("{token}", fx.tokens[relative])
+        fx.write(relative, padded(text, size) if size else text)
 
-    add("inbox/example.md", "# Example")
+    add(PLAIN_FILE, "# Example rcf{token}", PLAIN_SIZE)
     add("notes/alpha.md", "# Alpha")
     add("notes/beta.markdown", "Beta, no heading")
     add("notes/deep/nested/gamma-note.md", "# Gamma")
@@ -170,11 +197,18 @@ def build_files(base: Path, count: int) -> FilesFixture:
         fx.hidden.append(hidden)
     for i in range(max(0, count - len(fx.tokens))):
         add(f"bulk/d{i // 50:02d}/f{i:04d}.md", f"# Bulk {i}")
-    # Two files outside are NAMED after the outside canary, so a listing that reaches them carries
-    # it too (zz-: sorted after secret.md, so no derived attack path names them).
-    plant_escapes(fx.root, fx.served, f"# Outside {c['outside']}\n\n{c['outside']} must never be read\n",
-                  OUTSIDE_FILES + [f"outside/zz-{c['outside']}.md", f"vault_evil/zz-{c['outside']}.md"],
+    named = [f"{folder}/{OUTSIDE_WORD}-{c['outside']}.md".lstrip("/") for folder in OUTSIDE_DIRS]
+    plant_escapes(fx.root, fx.served, padded(f"# Outside {c['outside']}\n\n{c['outside']} must never be read "
+                                             f"{OUTSIDE_WORD}\n", OUTSIDE_SIZE), OUTSIDE_FILES + named,
                   {"escape-file.md": "../../outside/secret.md", "escape-dir": "../../outside",
                    "prefix-file.md": "../../vault_evil/secret.md", "prefix-dir": "../../vault_evil",
                    "inside.md": "../inbox/example.md"})
     return fx
+
+
+def padded(text: str, size: int) -> str:
+    """`text` filled with a last line of dots to exactly `size` bytes (ASCII)."""
+    fill = size - len(text.encode("utf-8")) - 1
+    if fill < 0:
+        raise ValueError(f"text of {len(text)} bytes does not fit in {size}")
+    return text + "." * fill + "\n"

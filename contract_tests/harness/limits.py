@@ -7,7 +7,10 @@ One `LIMITS` per process (each xdist worker sets it from the same options), one 
 process: after `unanswered_limit` requests of one method in a row get no answer, or
 `unanswered_seconds` were spent waiting on them (or the run budget is spent),
 every later request fails at once with ServerStopped, so the remaining checks are blocked in
-seconds instead of each waiting out its own deadline.
+seconds instead of each waiting out its own deadline. A connection that left one request
+unanswered sends nothing more; once a later request was refused for it (`refused`), checks were
+lost to the silence and the run has stopped talking to that server (`reasons`, exit 9) though
+the breaker did not trip.
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ class Health:
         self.silent: dict[str, tuple[int, float]] = {}  # method -> (unanswered in a row, seconds waited)
         self.slow = 0                                    # slow answers in a row (counted methods)
         self.stalls = 0                                  # connections that stopped answering
+        self.lost: str | None = None                     # the first stall a later request was refused for
         self.unrequested = [0, 0]                        # unrequested messages, and their bytes, over the run
         self.stopped: str | None = None
         self.started = time.monotonic()
@@ -69,7 +73,7 @@ class Health:
     def reset(self) -> None:
         with self._lock:
             self.silent, self.slow, self.stopped, self.started = {}, 0, None, time.monotonic()
-            self.stalls = 0
+            self.stalls, self.lost = 0, None
             self.unrequested = [0, 0]
 
     def flooded(self, nbytes: int) -> None:
@@ -103,7 +107,8 @@ class Health:
                            f"each took {threshold:g} s or more (the last, {method}, "
                            f"{seconds:.1f} s)")
 
-    def not_answered(self, method: str, waited: float) -> None:
+    def not_answered(self, method: str, waited: float, request: str | None = None) -> None:
+        """A request of `method` (`request`: the call, described) got no answer in `waited` s."""
         if method not in COUNTED:
             return
         with self._lock:
@@ -112,7 +117,7 @@ class Health:
             self.silent[method] = (count, total)
             if self.stopped is None and (count >= LIMITS.unanswered_limit or total >= LIMITS.unanswered_seconds):
                 self._stop(f"the server stopped answering: {count} {method} request{'s' if count > 1 else ''} "
-                           f"in a row got no answer ({total:g} s waited)")
+                           f"in a row got no answer ({total:g} s waited{f'; the last: {request}' if request else ''})")
 
     def stalled(self, what: str) -> None:
         """A connection stopped answering (its later requests are not sent); as many stalled
@@ -122,6 +127,22 @@ class Health:
             if self.stopped is None and self.stalls >= LIMITS.unanswered_limit:
                 self._stop(f"the server stops answering: {self.stalls} of the servers the run started stopped "
                            f"answering mid-run (the last: {what})")
+
+    def refused(self, stall: str) -> None:
+        """A request was not sent because its connection had stopped answering (`stall`, naming
+        the call left unanswered): the checks that needed it are blocked, so the run stopped
+        talking to that server (exit 9), though other connections go on. A stall no later request
+        met costs nothing (a check that expects a server may ignore a request judges it itself);
+        the first stall that cost one is the reason kept."""
+        with self._lock:
+            if self.lost is None:
+                self.lost = (f"the server stopped answering: {stall}, and the later requests on that "
+                             "connection were not sent")
+
+    def reasons(self) -> list[str]:
+        """Why this process stopped talking to the server, if it did: the breaker's reason (or
+        another worker's, or the budget's), then the first stall that cost a request."""
+        return [why for why in (self.stopped, self.lost) if why]
 
     def oversized(self, method: str, size: int) -> None:
         """An answer over the size limit is no usable answer either: as many in a row end the run."""

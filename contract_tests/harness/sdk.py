@@ -18,8 +18,9 @@ from anyio.from_thread import start_blocking_portal
 from mcp import ClientSession
 from mcp.shared.message import SessionMessage
 
-from .limits import COUNTED, HEALTH, LIMITS
-from .stdio import BadAnswer, Connection, NoResponse, ServerStopped, describe_request, protocol_version
+from .limits import HEALTH, LIMITS
+from .stdio import (BadAnswer, Connection, NoResponse, ServerStopped, describe_request, protocol_version,
+                    shortened)
 
 
 def dump(model: Any) -> dict[str, Any]:
@@ -79,9 +80,7 @@ class SdkClient:
         stopped = HEALTH.check()
         if stopped:
             raise ServerStopped(stopped)
-        if self.server.stalled:
-            raise ServerStopped(f"this server stopped answering earlier ({self.server.stalled}); "
-                                "nothing more is sent to it")
+        self.server.refuse_if_stalled()
         asked = self.timeout or LIMITS.request_timeout
         describe = describe_request(method, {"name": args[0], "arguments": args[1] if len(args) > 1 else {}}
                                     if method == "tools/call" and args else None)
@@ -94,10 +93,8 @@ class SdkClient:
         try:
             result = self.portal.call(bounded)
         except TimeoutError as exc:
-            HEALTH.not_answered(method, timeout)
-            if method in COUNTED:
-                self.server.stalled = f"no answer to {method} within {timeout:g} s"
-                HEALTH.stalled(self.server.stalled)
+            HEALTH.not_answered(method, timeout, shortened(describe))
+            self.server.stall(method, describe, timeout)
             answered, self.server.answered_requests = self.server.answered_requests, 0
             raise NoResponse(f"no response to {method or 'a request'} within {timeout:g} s",
                              answered_before=answered, full_wait=timeout >= asked, request=describe) from exc

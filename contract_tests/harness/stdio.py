@@ -102,6 +102,14 @@ def describe_request(method: str, params: Any) -> str:
     return method if params is None else f"{method} {json.dumps(params, ensure_ascii=True, sort_keys=True)[:300]}"
 
 
+STALL_CHARS = 300  # of the request a stall names (its arguments can be long)
+
+
+def shortened(request: str) -> str:
+    """A described request (`describe_request`) cut to STALL_CHARS, for why a run stopped."""
+    return request if len(request) <= STALL_CHARS else request[:STALL_CHARS] + f"... ({len(request)} chars)"
+
+
 class Connection:
     """One MCP connection: raw requests matched by id, and a hand-off to an attached SDK session.
 
@@ -245,8 +253,7 @@ class Connection:
         stopped = HEALTH.check()
         if stopped:
             raise ServerStopped(stopped)
-        if self.stalled:
-            raise ServerStopped(f"this server stopped answering earlier ({self.stalled}); nothing more is sent to it")
+        self.refuse_if_stalled()
         ordinary = timeout is None  # a check that asks for a longer wait expects a slow answer
         asked = LIMITS.request_timeout if timeout is None else timeout
         timeout = HEALTH.deadline(method, asked)
@@ -267,13 +274,12 @@ class Connection:
             try:
                 response = waiter.get(timeout=timeout)
             except queue.Empty as exc:
-                HEALTH.not_answered(method, timeout)
-                if method in COUNTED:
-                    self.stalled = f"no answer to {method} within {timeout:g} s"
-                    HEALTH.stalled(self.stalled)
+                described = describe_request(method, params)
+                HEALTH.not_answered(method, timeout, shortened(described))
+                self.stall(method, described, timeout)
                 answered, self.answered_requests = self.answered_requests, 0
                 raise NoResponse(f"no response to {method} within {timeout:g} s", answered_before=answered,
-                                 full_wait=timeout >= asked, request=describe_request(method, params)) from exc
+                                 full_wait=timeout >= asked, request=described) from exc
         finally:
             with self._lock:
                 self._pending.pop(msg_id, None)
@@ -287,6 +293,20 @@ class Connection:
         HEALTH.answered(method, time.monotonic() - sent_at if ordinary else 0.0)
         self.answered_requests += 1
         return response
+
+    def stall(self, method: str, request: str, timeout: float) -> None:
+        """`request` (described) got no answer in `timeout` s: a connection whose counted request
+        went unanswered is taken to have stopped answering, and `stalled` names that call."""
+        if method in COUNTED:
+            self.stalled = f"no answer to {shortened(request)} within {timeout:g} s"
+            HEALTH.stalled(self.stalled)
+
+    def refuse_if_stalled(self) -> None:
+        """Nothing more is sent on a connection that stopped answering: the request is refused
+        (ServerStopped), and HEALTH learns that a check was lost to the stall (`refused`)."""
+        if self.stalled:
+            HEALTH.refused(self.stalled)
+            raise ServerStopped(f"this server stopped answering earlier ({self.stalled}); nothing more is sent to it")
 
     def _exit_note(self) -> str:
         code = self.proc.poll() if self.proc is not None else None

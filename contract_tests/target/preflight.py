@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..harness.adapter import FixtureSetupError
 from ..harness.fixtures import build_for
 from ..harness.limits import patience
+from ..mapping import ready_seconds
 from ..harness.stdio import BadAnswer, MessageTooLarge, NoResponse, ServerGone, ServerStopped
 from ..verdicts import esc
 from .sessions import connect
@@ -36,8 +37,11 @@ INITIALIZE_TIMEOUT_S = 20.0
 TAIL_LINES = 20
 
 
-def initialize_timeout() -> float:
-    return max(INITIALIZE_TIMEOUT_S, patience())
+def initialize_timeout(state: "SuiteState | None" = None) -> float:
+    """20 s, the request timeout, or a mapping's `ready.seconds` (a server that indexes before
+    it answers), whichever is longest."""
+    ready = ready_seconds(state.mapping) if state is not None else 0.0
+    return max(INITIALIZE_TIMEOUT_S, patience(), ready)
 
 
 @dataclass
@@ -145,7 +149,7 @@ def _attempt(state: "SuiteState", fixture: Any, home: Path, version: str, comman
         try:
             server = connect(state, fixture, home)
             command = shlex.join(getattr(server, "argv", None) or [command])
-            response = server.initialize(version, timeout=initialize_timeout())
+            response = server.initialize(version, timeout=initialize_timeout(state))
         except SERVER_FAULTS as exc:
             response = {"rc_problem": str(getattr(exc, "strerror", None) or exc) or type(exc).__name__}
         result = response.get("result") if isinstance(response, dict) else None
