@@ -86,6 +86,53 @@ def error_texts(response: dict[str, Any], what: str, *, req: str | None = None) 
     return texts(result)
 
 
+def output_validators(findings: Any, schemas: dict[str, Any], *, req: str | None = None,
+                      case: Any = None) -> dict[str, Draft202012Validator]:
+    """A validator per tool's declared outputSchema (MCP-TOOLS-004); an outputSchema that is not
+    valid JSON Schema is a finding (`case(name)` names its case, when given)."""
+    from jsonschema.exceptions import SchemaError
+    out = {}
+    for name, schema in sorted(schemas.items()):
+        try:
+            Draft202012Validator.check_schema(schema)
+        except SchemaError as exc:
+            findings.fail(f"{name}: the outputSchema is not a valid JSON Schema: {short(exc.message)}", req=req,
+                          case=case(name) if case else None)
+            continue
+        out[name] = Draft202012Validator(schema)
+    return out
+
+
+def check_structured(findings: Any, validator: Draft202012Validator, name: str, response: dict[str, Any], *,
+                     req: str | None = None, case: str | None = None, request: str | None = None) -> None:
+    """A successful result of a tool that declares an outputSchema carries structuredContent that
+    validates against it (MCP-TOOLS-004); a failed call is not checked."""
+    if not called_ok(response):
+        return
+    structured = response["result"].get("structuredContent")
+    if not findings.check(structured is not None, f"{name} declares an outputSchema but returned no "
+                          "structuredContent", req=req, case=case, request=request):
+        return
+    errors = schema_errors(validator, structured)
+    findings.check(not errors, f"{name}: structuredContent violates its outputSchema: {errors[:2]}", req=req,
+                   case=case, request=request)
+
+
+def not_json_rpc(lines: list[str]) -> list[str]:
+    """The non-blank lines that are not a valid JSON-RPC message (MCP-RPC-003)."""
+    import mcp_types as types
+    adapter = types.jsonrpc_message_adapter
+    bad = []
+    for line in lines:
+        if not line.strip():
+            continue
+        try:
+            adapter.validate_json(line, by_name=False)
+        except ValueError:
+            bad.append(line)
+    return bad
+
+
 def schema_errors(validator: Draft202012Validator, value: Any) -> list[str]:
     return [f"{'/'.join(map(str, e.absolute_path)) or '<root>'}: {e.message[:200]}"
             for e in sorted(validator.iter_errors(value), key=str)]

@@ -8,11 +8,10 @@ import re
 from typing import Any
 
 import pytest
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
 
 from contract_tests import contracts
-from contract_tests.checks import called_ok, schema_errors, short, tool_output, values_at
+from contract_tests.checks import (called_ok, check_structured, output_validators, schema_errors, short,
+                                   tool_output, values_at)
 from contract_tests.concerns.common import render, run, sweep_calls
 from contract_tests.contracts import policy
 from contract_tests.harness import canaries
@@ -111,33 +110,14 @@ def test_declared_output_schemas_are_honoured(case, server, client, contract_fix
     req = "MCP-TOOLS-004"
     listed = _listed(client)
     with Findings() as findings:
-        validators: dict[str, Draft202012Validator] = {}
-        for name, tool in listed.items():
-            schema = tool.get("outputSchema")
-            if schema is None:
-                continue
-            try:
-                Draft202012Validator.check_schema(schema)
-            except SchemaError as exc:
-                findings.fail(f"{name}: the outputSchema is not a valid JSON Schema: {short(exc.message)}", req=req)
-                continue
-            validators[name] = Draft202012Validator(schema)
+        validators = output_validators(findings, {name: tool["outputSchema"] for name, tool in listed.items()
+                                                  if tool.get("outputSchema") is not None}, req=req)
         calls = [c for c in sweep_calls(profile, contract_fixture, names, contract_fixture.items()[:30])
                  if c[0] in validators]
         if not validators and not findings.items:
             pytest.skip("no tool declares an outputSchema: there is no structured result to hold to one")
         for (name, args), response in zip(calls, run(server, calls)):
-            result = response.get("result") or {}
-            if not called_ok(response):
-                continue
-            structured = result.get("structuredContent")
-            request = describe_call(name, args)
-            if not findings.check(structured is not None, f"{name} declares an outputSchema but returned no "
-                                  "structuredContent", req=req, request=request):
-                continue
-            errors = schema_errors(validators[name], structured)
-            findings.check(not errors, f"{name}: structuredContent violates its outputSchema: {errors[:2]}", req=req,
-                           request=request)
+            check_structured(findings, validators[name], name, response, req=req, request=describe_call(name, args))
 
 
 def _by_role(spec: dict[str, Any], key: str) -> list[tuple[str, dict[str, Any], str]]:

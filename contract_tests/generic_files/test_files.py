@@ -6,13 +6,9 @@ the tool's role and whether the answer also reads as a denial."""
 
 from __future__ import annotations
 
-import mcp_types as types
 import pytest
 
-from jsonschema import Draft202012Validator
-from jsonschema.exceptions import SchemaError
-
-from contract_tests.checks import called_ok, schema_errors, short
+from contract_tests.checks import check_structured, not_json_rpc, output_validators, short
 from contract_tests.harness.canaries import redact
 from contract_tests.harness.files import OUTSIDE_SIZE
 from contract_tests.generic_files.sweep import Call, broken_tools, reached, reveals_outside
@@ -206,27 +202,11 @@ def test_every_successful_call_of_the_sweep_honours_its_tools_output_schema(swep
     if not declared:
         pytest.skip("no mapped tool declares an outputSchema: there is no structured result to hold to one")
     with Findings() as findings:
-        validators = {}
-        for name, schema in sorted(declared.items()):
-            try:
-                Draft202012Validator.check_schema(schema)
-            except SchemaError as exc:
-                findings.fail(f"{name}: the outputSchema is not a valid JSON Schema: {short(exc.message)}",
-                              case=f"schema@{name}")
-                continue
-            validators[name] = Draft202012Validator(schema)
+        validators = output_validators(findings, declared, case=lambda name: f"schema@{name}")
         for call in [*swept.plain.values(), *swept.calls]:
-            if call.tool not in validators or not call.answered or not called_ok(call.response):
-                continue
-            if not findings.wants(call.case):
-                continue
-            structured = call.response["result"].get("structuredContent")
-            if not findings.check(structured is not None, f"{call.tool} declares an outputSchema but returned no "
-                                  "structuredContent", case=call.case, request=call.request):
-                continue
-            errors = schema_errors(validators[call.tool], structured)
-            findings.check(not errors, f"{call.tool}: structuredContent violates its outputSchema: {errors[:2]}",
-                           case=call.case, request=call.request)
+            if call.tool in validators and call.answered and findings.wants(call.case):
+                check_structured(findings, validators[call.tool], call.tool, call.response, case=call.case,
+                                 request=call.request)
 
 
 @pytest.mark.security
@@ -235,15 +215,7 @@ def test_every_message_the_sweeps_server_sent_is_valid_json_rpc(swept):
     """The base check reads the messages of a server that made no tool call; the sweep's server
     made hundreds: each message it sent is held to JSON-RPC too (a server that writes text
     beside its answers on stdout is found here)."""
-    adapter = types.jsonrpc_message_adapter
-    bad = []
-    for line in swept.stdout:
-        if not line.strip():
-            continue
-        try:
-            adapter.validate_json(line, by_name=False)
-        except ValueError:
-            bad.append(line)
+    bad = not_json_rpc(swept.stdout)
     with Findings() as findings:
         findings.check(not bad, f"{len(bad):,} of the {len(swept.stdout):,} messages the sweep's server sent are "
                        f"not valid JSON-RPC; the first: {esc(bad[:1], 160)}", case="sweep")

@@ -137,6 +137,16 @@ def gf_fs_indexes_first():
         setattr(fs, name, wrapped)
 
 
+@mutant("MCP-TOOLS-004", profile="generic-files", options=MAPPING)
+def gf_fs_structured_off_schema():
+    """read_text_file's structuredContent gives the content's length, a number, where its
+    outputSchema says a string."""
+    def read(roots, args):
+        body = fs.read_text(fs.resolve(roots, args["path"]))
+        return fs.text(body, {"content": len(body)})
+    fs.read_text_file = read
+
+
 def _annotate(name: str, annotations) -> None:
     """Give `name` these annotations when the example builds its tools."""
     original = fs.tool
