@@ -47,6 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     if args[:1] == ["merge-reports"]:
         from .merge import main as merge_main
         return merge_main(args[1:])
+    if args[:1] == ["scoreboard"]:
+        from .scoreboard import main as scoreboard_main
+        return scoreboard_main(args[1:])
     if args[:1] == ["map"]:
         from .cli_map import main as map_main
         return map_main(args[1:])

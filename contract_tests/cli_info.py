@@ -26,6 +26,8 @@ def help_text(profile_id: str | None = None) -> str:
            "       retrieval-contract list [--profile ID] [--tier T] [--basis seed|mcp|profile|declared]",
            "       retrieval-contract map --server-cmd CMD [--out FILE]   propose a generic-files mapping",
            "       retrieval-contract merge-reports OUT SHARD_RESULTS...   join the reports of --shard i/n runs",
+           "       retrieval-contract scoreboard CATALOG --out DIR [-j N] [--shard i/n] [--merge DIR...]   "
+           "judge a catalog of file servers, publish a board",
            "       retrieval-contract --version", "",
            "Runs the conformance suite against a server, isolated from the caller's pytest configuration.", "",
            "options:"]

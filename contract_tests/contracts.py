@@ -42,6 +42,16 @@ def schema(name: str) -> dict[str, Any]:
     return json.loads((contracts_root() / "schemas" / name).read_text(encoding="utf-8"))
 
 
+def read_yaml(path: Path, name: str, what: str, error: type[Exception]) -> Any:
+    """A user's YAML file (a mapping, a catalog): unreadable or not YAML is `error`, naming it."""
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise error(f"cannot read {what} {name}: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:
+        raise error(f"{name}: not valid YAML: {exc}") from exc
+
+
 @cache
 def validator(name: str) -> Draft202012Validator:
     return Draft202012Validator(schema(name))

@@ -9,9 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from .contracts import Profile, contracts_root, validator
+from .contracts import Profile, contracts_root, read_yaml, validator
 from .declarations import anchored
 from .harness.files import OWN_ENTRIES
 
@@ -76,12 +74,7 @@ def load(path: str) -> dict[str, Any]:
     source = Path(path)
     if not source.is_file() and not source.is_absolute() and (contracts_root() / path).is_file():
         source = contracts_root() / path
-    try:
-        data = yaml.safe_load(source.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise MappingError(f"cannot read mapping {path}: {exc.strerror or exc}") from exc
-    except yaml.YAMLError as exc:
-        raise MappingError(f"{path}: not valid YAML: {exc}") from exc
+    data = read_yaml(source, str(path), "mapping", MappingError)
     return validate(data, str(path), source.resolve().parent)
 
 

@@ -163,7 +163,7 @@ def _the_machine(request, tmp_path_factory):
 # (xdist hands tests out in collection order; a full-suite run left for the end keeps one worker
 # busy while the other waits.)
 LONG_FIRST = ("tests/test_variants.py", "tests/test_shards.py", "tests/test_examples.py", "tests/test_reference.py",
-              "tests/test_packaging.py", "tests/test_hostile.py", "tests/test_open_notebook_mock.py")
+              "tests/test_packaging.py", "tests/test_scoreboard.py", "tests/test_hostile.py", "tests/test_open_notebook_mock.py")
 
 
 def pytest_collection_modifyitems(config, items):
