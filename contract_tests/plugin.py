@@ -164,6 +164,28 @@ def pytest_configure_node(node: Any) -> None:
     node.workerinput["rc_stop_file"] = os.environ.get(limits.STOP_FILE, "")
 
 
+@pytest.hookimpl(tryfirst=True, optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """xdist under `--dist load` (what `-n N` gives): a mapped profile's tests that read the one
+    sweep of the server (a session fixture) go to one worker together, so the server is swept once,
+    not once per worker; every other test is handed out one by one. (xdist's own `loadgroup` marks
+    no longer work with pytest 9: they rename the test id, which pytest 9 no longer reads.)"""
+    state = config.stash.get(STATE, None)
+    if state is None or not state.profile.data.get("mapped") or config.getvalue("dist") != "load":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SweepOnce(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return SWEEP_GROUP if nodeid.startswith(SWEEP_MODULE) else nodeid
+
+    return SweepOnce(config, log)
+
+
+SWEEP_MODULE = "contract_tests/generic_files/test_files.py::"
+SWEEP_GROUP = "generic-files sweep"
+
+
 def pytest_report_header(config: pytest.Config) -> list[str]:
     state = config.stash.get(STATE, None)
     if state is None or not _runs_suite(config):
@@ -323,3 +345,5 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     breaker, or a connection that stopped answering before a request it was then refused)."""
     if is_worker(session.config) and limits.HEALTH.reasons():
         session.config.workeroutput["rc_stopped"] = limits.HEALTH.reasons()
+
+

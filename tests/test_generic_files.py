@@ -197,3 +197,16 @@ def test_a_read_only_hint_without_a_destructive_hint_passes_the_annotation_check
         m = known[name]
         run = suite_run(*suite_args(m), "--server-cmd", command(m), "--req", "MCP-TOOLS-002", "--strict")
         assert run.status().get("MCP-TOOLS-002") == want, f"{name}: {run.output[-2000:]}"
+
+
+def test_under_two_workers_the_tests_that_read_the_sweep_run_in_one_so_the_server_is_swept_once(suite_run):
+    """plugin.pytest_xdist_make_scheduler: with `-n 2` every test of generic_files/test_files.py
+    runs in the same worker (each worker that runs one sweeps the whole corpus)."""
+    run = suite_run("--profile", "generic-files", "--mapping", "examples/generic-files/fs.yaml", "-n", "2", "-vv")
+    assert run.code == 0, run.output[-3000:]
+    workers = {line.split("]")[0] for line in run.output.splitlines()
+               if line.startswith("[gw") and "generic_files/test_files.py::" in line}
+    assert len(workers) == 1, run.output[-3000:]
+    base = {line.split("]")[0] for line in run.output.splitlines()
+            if line.startswith("[gw") and "base/test_protocol.py::" in line}
+    assert len(base) == 2  # the other tests are still handed out to both

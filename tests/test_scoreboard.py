@@ -49,7 +49,8 @@ def quick_entries() -> list[dict]:
          "runtime": {"node": ">=99"}},
         {"name": "needs-python-9", "package": "pypi:mcp-server-example==1.0.0", "runtime": {"python": ">=9"}},
         {"name": "exits-at-once", "package": "command:{python} -c 'import sys; sys.exit(3)' {root}"},
-        {"name": "exits-too", "package": "command:{python} -c 'import sys; sys.exit(4)' {root}"},
+        {"name": "exits-too", "package": "command:{python} -c 'import sys; sys.stderr.write("
+                                          "\"getaddrinfo ENOTFOUND registry.example.invalid\\n\"); sys.exit(4)' {root}"},
     ]
 
 
@@ -112,6 +113,11 @@ def test_the_board_judges_each_server_as_a_run_of_the_suite_would(board):
     assert "needs Node ≥ 99" in servers["needs-node-99"]["reason"]
     assert "needs Python ≥ 9" in servers["needs-python-9"]["reason"]
     assert servers["exits-at-once"]["overall"] == "error" and servers["exits-at-once"]["state"] == "ran"
+    assert "exited or closed its output before answering initialize" in servers["exits-at-once"]["reason"]
+    assert servers["exits-too"]["network"] == ["getaddrinfo ENOTFOUND registry.example.invalid"]  # recorded
+    assert servers["exits-at-once"]["network"] == [] and servers["fs-example"]["network"] == []
+    page = (out / "servers" / "exits-too.html").read_text()
+    assert "<h2>Network</h2>" in page and "ENOTFOUND" in page
     iso = {s["isolation"] for s in servers.values()}
     assert iso == {sandbox.choose("auto")}
 

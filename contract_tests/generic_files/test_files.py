@@ -15,6 +15,9 @@ from contract_tests.generic_files.sweep import Call, broken_tools, reached, reve
 from contract_tests.mapping import denial_forms
 from contract_tests.verdicts import Finding, Findings, esc, unanswered
 
+# Every test here reads the one sweep (a session fixture): under xdist they run in one worker, so
+# the server is swept once (plugin.pytest_xdist_make_scheduler hands them out together).
+
 TOOL = "GF-TOOL-001"
 
 

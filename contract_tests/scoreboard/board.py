@@ -106,7 +106,8 @@ def _summary(results: dict[str, Any]) -> dict[str, Any]:
                              "evidence_total": len(row.get("evidence", [])),
                              "tests": [t["nodeid"] for t in row.get("tests", []) if t.get("verdict") in FINDINGS]})
     findings.sort(key=lambda f: (f["status"] != "fail", f["requirement"]))
-    stderr = [line for log in _logs(results) for line in log.get("stderr", [])]
+    unusable = results.get("server_unusable") or {}
+    stderr = [line for log in _logs(results) for line in log.get("stderr", [])] + list(unusable.get("stderr_tail") or [])
     network = [line[:300] for line in stderr if NETWORK.search(line)][:5]
     return {"verdicts": verdicts, "findings": findings, "network": network,
             "exit_status": results.get("exit_status"), "server_info": results.get("server_info"),
@@ -212,6 +213,8 @@ def _judge(entry: Entry, installed: Installed, folder: Path, isolation: str, tim
     record["rerun"] = rerun_line(entry, mapping_name, bin_name=installed.bin)
     for finding in record["findings"]:
         finding["rerun"] = [rerun_line(entry, mapping_name, nodeid, installed.bin) for nodeid in finding["tests"]]
-    if results.get("server_unusable"):
-        record["reason"] = str(results["server_unusable"].get("message", "the server is not usable"))[:500] \
-            if isinstance(results["server_unusable"], dict) else str(results["server_unusable"])[:500]
+    unusable = results.get("server_unusable")
+    if unusable:
+        tail = "; ".join((unusable.get("stderr_tail") or [])[-3:])
+        record["reason"] = (f"not usable: {unusable.get('problem') or 'the server is not usable'}"
+                            + (f"; its stderr ends: {tail}" if tail else ""))[:600]

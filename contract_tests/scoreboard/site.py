@@ -30,7 +30,7 @@ def _first(record: dict[str, Any]) -> str:
     if record["state"] != "ran":
         return f"{record['state']}: {record.get('reason', '')}"[:300]
     if record.get("server_unusable"):
-        return f"not usable: {record.get('reason', '')}"[:300]
+        return record.get("reason", "not usable")[:300]
     findings = record.get("findings") or []
     if not findings:
         return ""
