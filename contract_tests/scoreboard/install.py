@@ -6,6 +6,7 @@ failure. Each install's resolved versions are kept (package-lock.json; `pip free
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -234,11 +235,16 @@ def _pypi(entry: Entry, cache: Path) -> Installed:
 
 
 def install(entry: Entry, cache: Path) -> Installed:
-    """The entry, installed (or found in the cache) and ready to start."""
-    if entry.kind == "npm":
-        return _npm(entry, cache)
-    if entry.kind == "pypi":
-        return _pypi(entry, cache)
+    """The entry, installed (or found in the cache) and ready to start. Two entries of one package
+    and version (in `-j` threads, or shards on one machine) take turns: one installs, the other
+    finds it installed."""
+    if entry.kind in ("npm", "pypi"):
+        folder = _folder(cache, entry)
+        lock = folder.parent / f"{folder.name}.lock"
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        with lock.open("w") as held:
+            fcntl.flock(held, fcntl.LOCK_EX)
+            return _npm(entry, cache) if entry.kind == "npm" else _pypi(entry, cache)
     import shlex
     argv = [sys.executable if part == "{python}" else part for part in shlex.split(entry.package)] + list(entry.args)
     # a relative path to an existing file is the caller's, as with --server-cmd (the server starts elsewhere)
