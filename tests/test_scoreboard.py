@@ -368,3 +368,34 @@ def test_the_shipped_catalog_builds_and_every_finding_is_the_one_checked_by_hand
         if server["state"] != "ran" or got != want:
             wrong[server["name"]] = (server["state"], server["reason"][:200], got, want)
     assert not wrong, wrong
+
+
+def test_a_stopped_build_kills_its_runs_and_their_servers_and_keeps_what_it_built(tmp_path):
+    """SIGTERM (a cancelled CI job) or Ctrl-C: exit 130, and no suite run or server outlives it."""
+    import signal
+    import time
+    marker = f"rc-hang-{os.getpid()}-{time.monotonic_ns()}"
+    path = write_catalog(tmp_path / "catalog.yaml", [
+        {"name": "hangs", "package": f"command:{{python}} -c 'import time; time.sleep(600)' {marker} {{root}}"},
+        quick_entries()[0]])
+    proc = subprocess.Popen([sys.executable, "-m", "contract_tests.cli", "scoreboard", str(path), "--out",
+                             str(tmp_path / "out"), "-j", "2", "--cache", str(tmp_path / "cache")],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not _running(marker):
+        time.sleep(0.2)
+    assert _running(marker), "the hanging server never started"
+    proc.send_signal(signal.SIGTERM)
+    try:  # at once: the hanging server would keep the run going until its initialize times out (20 s)
+        _out, err = proc.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise AssertionError("the build did not stop within 10 s of SIGTERM") from None
+    assert proc.returncode == 130 and "interrupted" in err, err
+    time.sleep(0.5)
+    assert not _running(marker), "a server outlived the build"
+    assert json.loads((tmp_path / "out" / "entries" / "needs-node-99" / "entry.json").read_text())["state"] == "not run"
+
+
+def _running(marker: str) -> bool:
+    return subprocess.run(["pgrep", "-f", marker], capture_output=True).returncode == 0

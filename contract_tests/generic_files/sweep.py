@@ -16,7 +16,8 @@ from typing import Any
 from contract_tests.checks import json_pointer, short, texts
 from contract_tests.contracts import policy
 from contract_tests.harness.corpus import attack_path
-from contract_tests.harness.files import OUTSIDE_SIZE, OUTSIDE_WORD, PLAIN_FILE, PLAIN_SIZE, FilesFixture
+from contract_tests.harness.files import (ESCAPE_LINKS, OUTSIDE_SIZE, OUTSIDE_WORD, PLAIN_FILE, PLAIN_SIZE,
+                                         FilesFixture)
 from contract_tests.harness import progress
 from contract_tests.harness.limits import patience
 from contract_tests.harness.stdio import NoResponse, ServerGone, ServerStopped
@@ -39,15 +40,39 @@ PLAIN_QUERIES = ("example", "*example*")  # a plain search: a word of PLAIN_FILE
 OUTSIDE_QUERIES = (OUTSIDE_WORD, f"*{OUTSIDE_WORD}*")
 _OUTSIDE_SIZE = re.compile(rf"(?<![\w.]){OUTSIDE_SIZE}(?![\w.])")
 _PLAIN_SIZE = re.compile(rf"(?<![\w.]){PLAIN_SIZE}(?![\w.])")
+_ESCAPE_LINK = re.compile("|".join(re.escape(link.rpartition("/")[2]) for link in ESCAPE_LINKS))
+CANARY_PIECE = 10  # random characters of the outside canary that count as a piece of it
+RANDOM_PART = 12  # the canary's random hex digits (harness/files.token)
 
 
 def reveals_outside(text: str, fixture: FilesFixture, probe: "Probe | None") -> bool:
     """Whether an answer carries something of a file outside the root: the outside canary (in the
-    files' text and in the names of those named after it), or, for a path naming something
-    outside, the outside files' byte size (a stat that answered for one)."""
-    if fixture.canaries["outside"] in text:
+    files' text and in the names of those named after it), or a piece of it (a snippet that starts
+    inside it), or, for a path naming something outside, the outside files' byte size (a stat
+    that answered for one)."""
+    if canary_piece(text, fixture.canaries["outside"]):
         return True
     return probe is not None and probe.kind == "outside" and bool(_OUTSIDE_SIZE.search(text))
+
+
+def canary_piece(text: str, canary: str, size: int = CANARY_PIECE) -> str | None:
+    """The first run of `size` characters of the canary's random part found in `text` (the whole
+    canary, or the piece a snippet cut out of it), or None. No file inside the root, no request
+    and no path of the fixture holds one, and `size` random hex digits do not occur by chance
+    (16**-10 a place)."""
+    lowered = text.lower()
+    random = canary[-RANDOM_PART:].lower()
+    for start in range(len(random) - size + 1):
+        if random[start:start + size] in lowered:
+            return random[start:start + size]
+    return None
+
+
+def names_an_escape_link(text: str) -> bool:
+    """Whether an answer names one of the root's links out (links/escape-file.md, escape-dir,
+    prefix-file.md, prefix-dir): a search for the outside files' own word that names one found
+    the word in the file outside the link leads to."""
+    return bool(_ESCAPE_LINK.search(text))
 
 
 def reached(call: "Call", fixture: FilesFixture) -> bool:

@@ -11,7 +11,8 @@ import pytest
 from contract_tests.checks import check_structured, not_json_rpc, output_validators, short
 from contract_tests.harness.canaries import redact
 from contract_tests.harness.files import OUTSIDE_SIZE
-from contract_tests.generic_files.sweep import Call, broken_tools, reached, reveals_outside
+from contract_tests.generic_files.sweep import (Call, broken_tools, canary_piece, names_an_escape_link, reached,
+                                                reveals_outside)
 from contract_tests.mapping import denial_forms
 from contract_tests.verdicts import Finding, Findings, esc, unanswered
 
@@ -48,10 +49,16 @@ def _unanswered(findings: Findings, call: Call, req: str, case: str | None = Non
 
 
 def _around_outside(text: str, contract_fixture) -> str:
-    """The answer around the outside file's canary (redacted), not its first characters: where
-    the escaped content sits in a long answer is the evidence."""
+    """The answer around the outside file's canary (redacted) or the piece of it the answer holds,
+    not its first characters: where the escaped content sits in a long answer is the evidence."""
     token = contract_fixture.canaries["outside"]
-    return redact(text, {"outside": token}, around=120) if token.lower() in text.lower() else short(text, 240)
+    if token.lower() in text.lower():
+        return redact(text, {"outside": token}, around=120)
+    piece = canary_piece(text, token)
+    if piece:
+        at = text.lower().find(piece)
+        return esc(text[max(0, at - 120):at + 120 + len(piece)], 300)
+    return short(text, 240)
 
 
 def _outside(call: Call, contract_fixture) -> bool:
@@ -59,9 +66,22 @@ def _outside(call: Call, contract_fixture) -> bool:
 
 
 def _what_outside(call: Call, contract_fixture) -> str:
-    if contract_fixture.canaries["outside"] in call.text:
+    token = contract_fixture.canaries["outside"]
+    if token in call.text:
         return "content or the name of a file outside the root"
+    if canary_piece(call.text, token):
+        return "a piece of the outside canary (a snippet of a file outside the root, cut)"
     return f"the byte size of the file outside the root the path names ({OUTSIDE_SIZE})"
+
+
+def _search_oracle(call: Call, swept) -> bool:
+    """A search for the outside files' own word (which no file inside holds) that names a link of
+    the root leading out, where the same search for the plain file's word does not: it read the
+    file outside through the link and answered that it holds the word (an oracle on its text)."""
+    tool = call.case.partition("@")[2]
+    plain = swept.plain.get(tool)
+    return (call.case.startswith("outside-text@") and names_an_escape_link(call.text)
+            and plain is not None and not names_an_escape_link(plain.text))
 
 
 @pytest.mark.integration
@@ -94,6 +114,11 @@ def test_no_path_or_search_reads_outside_the_root(swept, contract_fixture, mappi
             findings.check(not escaped, f"the answer carries {_what_outside(call, contract_fixture) if escaped else ''}"
                            f"{aim}: {_around_outside(call.text, contract_fixture)}", case=call.case,
                            request=call.request)
+            if not escaped:
+                findings.check(not _search_oracle(call, swept), "a search for the outside files' own word names a "
+                               "link of the root that leads out (the plain search does not): it read the file "
+                               f"outside and says it holds the word: {short(call.text, 240)}", case=call.case,
+                               request=call.request)
         leaked = [line for line in swept.stderr if contract_fixture.canaries["outside"] in line]
         findings.check(not leaked, f"the server's stderr carries content of a file outside the root ({len(leaked)} "
                        f"lines): it read it; first: {esc(leaked[:1], 240)}", case="stderr")

@@ -2,17 +2,23 @@
 judge each in a sandbox with the generic-files profile, and publish the board as static files.
 
 Exit status: 0 the board is written; 2 the catalog or the options are wrong (nothing is run);
-8 a run of the suite crashed or left no report (the board is written, the entry says so)."""
+8 a run of the suite crashed or left no report (the board is written, the entry says so); 130
+interrupted (Ctrl-C or SIGTERM: the runs under way are killed, the entries built are kept)."""
 
 from __future__ import annotations
 
 import argparse
 import shutil
+import signal
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-USAGE_ERROR, SUITE_ERROR = 2, 8
+USAGE_ERROR, SUITE_ERROR, INTERRUPTED = 2, 8, 130
+
+
+def _terminated(_signum, _frame) -> None:
+    raise KeyboardInterrupt  # SIGTERM (a CI job cancelled) stops the build as Ctrl-C does
 
 
 def _shard(text: str) -> tuple[int, int]:
@@ -51,7 +57,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str]) -> int:
     from . import site
-    from .board import entry_dir, load_entry, run_entry
+    from .board import entry_dir, load_entry, run_entry, stop_all
     from .catalog import CatalogError, load
     from .install import default_cache
     from .sandbox import choose
@@ -94,9 +100,19 @@ def main(argv: list[str]) -> int:
         cache = Path(args.cache) if args.cache else default_cache()
         print(f"retrieval-contract scoreboard: {len(selected)} of {len(entries)} servers, {args.jobs} at a time, "
               f"isolation {isolation}, cache {cache}", flush=True)
-        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        pool = ThreadPoolExecutor(max_workers=args.jobs)
+        previous = signal.signal(signal.SIGTERM, _terminated)
+        try:
             list(pool.map(lambda e: run_entry(e, out, cache, isolation, args.timeout, args.refresh,
                                               log=lambda line: print(line, flush=True)), selected))
+        except KeyboardInterrupt:
+            sys.stderr.write("retrieval-contract scoreboard: interrupted; the runs under way are stopped, the entries "
+                             "built so far are kept\n")
+            return INTERRUPTED
+        finally:
+            stop_all()  # an interrupted build leaves no suite and no server running
+            pool.shutdown(wait=True, cancel_futures=True)
+            signal.signal(signal.SIGTERM, previous)
     records = [r for r in (load_entry(out, n) for n in names) if r]
     missing = [n for n in names if not load_entry(out, n)]
     doc = site.write(out, records, missing)

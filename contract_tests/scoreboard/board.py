@@ -88,6 +88,16 @@ def _mapping_for(entry: Entry, folder: Path, launch: str) -> str:
     return str(path)
 
 
+RUNNING: set[subprocess.Popen] = set()  # the suite's runs under way: killed if the build is stopped
+
+
+def stop_all() -> None:
+    """Kill every run still under way (the build was interrupted): no suite, and no server under
+    it, outlives the command."""
+    for proc in list(RUNNING):
+        _kill(proc)
+
+
 def _kill(proc: subprocess.Popen) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -186,12 +196,15 @@ def _judge(entry: Entry, installed: Installed, folder: Path, isolation: str, tim
     with (folder / "output.txt").open("wb") as output:
         proc = subprocess.Popen(argv, stdout=output, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 start_new_session=True)
+        RUNNING.add(proc)
         try:
             proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             _kill(proc)
             record.update(state="timed out", reason=f"the suite's run did not end in {timeout:.0f} s (killed)")
             return
+        finally:
+            RUNNING.discard(proc)
     used = report / "mapping.proposed.yaml" if mapping == "auto" else Path(mapping)
     if used.is_file():  # published with the command anyone can type, not the launcher's
         text = used.read_text(encoding="utf-8")

@@ -52,5 +52,49 @@ def gf_docs_index_follows_links():
     docs.walk_files = everything
 
 
+
+def _with_file_links(root, suffixes=()):
+    """Every file under `root` as a glob of `**/*.md` finds it: file symlinks included wherever
+    they lead (directory links are not descended)."""
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames.sort()
+        for name in sorted(filenames):
+            if name.lower().endswith(suffixes):
+                path = os.path.join(dirpath, name)
+                if os.path.isfile(path):
+                    yield os.path.relpath(path, root).replace(os.sep, "/"), path
+
+
+@mutant("GF-ESC-001", profile="generic-files", options=MAPPING)
+def gf_docs_snippet_cuts_the_canary():
+    """Indexes file symlinks wherever they lead, and answers a search with the line that holds
+    the word, from 30 characters before it (the shape of a vault server's snippet): the outside
+    file's canary comes back cut, never whole."""
+    docs.walk_files = _with_file_links
+    original = docs.Library.search
+
+    def cut(self, query, limit):
+        words = [w.lower() for w in docs.re.findall(r"\w+", query)]
+        out = []
+        for hit in original(self, query, limit):
+            body = self.db.execute("SELECT body FROM docs WHERE path = ?", (hit["path"],)).fetchone()[0]
+            line = next((ln for ln in body.splitlines() if any(w in ln.lower() for w in words)), "")
+            at = min((ln for ln in (line.lower().find(w) for w in words) if ln >= 0), default=0)
+            out.append({"path": hit["path"], "snippet": "..." + line[max(0, at - 30):at + 40]})
+        return out
+    docs.Library.search = cut
+
+
+@mutant("GF-ESC-001", profile="generic-files", options=MAPPING)
+def gf_docs_search_names_the_links_it_read_through():
+    """Indexes file symlinks wherever they lead, and answers a search with the names of the
+    matching files only: a search for the outside files' word names the root's links out (an
+    oracle on the text of the files they lead to), never their content."""
+    docs.walk_files = _with_file_links
+    original = docs.Library.search
+    docs.Library.search = lambda self, query, limit: [{"path": h["path"], "snippet": ""}
+                                                      for h in original(self, query, limit)]
+
+
 if __name__ == "__main__":
     sys.exit(run("launch_gf_docs.py", docs.main))

@@ -38,6 +38,22 @@ def gf_fs_symlink_escape():
     fs.resolve = lexical
 
 
+@mutant("GF-WRITE-001", profile="generic-files", options=MAPPING, control="MCP-INIT-001")
+def gf_fs_writes_its_index_at_start():
+    """Creates its index file in the root when it starts, if it is not there yet (a vault server's
+    database): the first server the run starts on the fixture writes it, and every later one
+    finds it there. The control, an MCP base test, starts it on the fixture before the sweep does."""
+    original = fs.build_server
+
+    def build_server(roots):
+        index = os.path.join(roots[0], ".rc-index.db")
+        if not os.path.exists(index):
+            with open(index, "w") as out:
+                out.write("index\n")
+        return original(roots)
+    fs.build_server = build_server
+
+
 @mutant("GF-ESC-001", profile="generic-files", options=MAPPING)
 def gf_fs_prefix_sibling():
     """Compares with a bare startswith(root), no separator, so `<root>_evil/` passes for `<root>`
