@@ -75,8 +75,8 @@ def command(spec: dict, root: str) -> tuple[list[str], dict[str, str]]:
     """The argv and environment that start the server of `spec` on `root`, isolated."""
     values = {"{root}": root}
     config = spec.get("config")
-    if config:
-        target = Path.cwd() / config["name"]
+    if config:  # in the private HOME the suite gives the server (its working directory holds HOME)
+        target = Path(os.environ.get("HOME") or os.getcwd()) / config["name"]
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(config["text"].replace("{root}", root), encoding="utf-8")
         values["{config}"] = str(target)
