@@ -176,6 +176,12 @@ def test_a_rebuild_keeps_unchanged_entries_and_reruns_a_changed_or_refreshed_one
     assert "kept" not in third.stdout, third.stdout
     fourth = scoreboard(str(changed), "--out", str(copy), "--cache", str(tmp_path / "cache"), "--only", "exits-at-once")
     assert "kept        exits-at-once" in fourth.stdout, fourth.stdout
+    data["servers"][6]["note"] = "checked by hand again"  # a note changes no run
+    data["servers"][6]["checked"] = {"fail": []}
+    noted = write_catalog(tmp_path / "noted.yaml", data["servers"])
+    fifth = scoreboard(str(noted), "--out", str(copy), "--cache", str(tmp_path / "cache"), "--only", "exits-at-once")
+    assert "kept        exits-at-once" in fifth.stdout, fifth.stdout
+    assert {s["name"]: s["note"] for s in _doc(copy)["servers"]}["exits-at-once"] == "checked by hand again"
 
 
 def test_shards_build_their_own_entries_and_a_merge_makes_the_whole_board(tmp_path):

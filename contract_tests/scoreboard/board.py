@@ -153,6 +153,8 @@ def run_entry(entry: Entry, out: Path, cache: Path, isolation: str, timeout: flo
     last = load_entry(out, entry.name)
     if last and not refresh and last.get("key") == key and last.get("state") == "ran":
         log(f"  kept        {entry.name} (package, mapping and suite unchanged; --refresh runs it again)")
+        last.update(note=entry.raw.get("note", ""), language=entry.language)  # they change no run
+        (folder / "entry.json").write_text(json.dumps(last, indent=1, sort_keys=True), encoding="utf-8")
         return last
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)

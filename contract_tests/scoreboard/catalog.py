@@ -13,6 +13,7 @@ from typing import Any
 from .. import __version__, contracts
 
 LANGUAGES = {"npm": "JavaScript", "pypi": "Python", "command": "local"}
+UNJUDGED = ("note", "checked", "language")  # catalog keys that do not change a run
 
 
 class CatalogError(ValueError):
@@ -61,10 +62,12 @@ class Entry:
         return Path(mapping).read_text(encoding="utf-8")
 
     def key(self) -> str:
-        """What a rerun compares: the entry as written, its mapping's text, and the suite (its
-        version and the requirements it judges by). Unchanged, the entry's last result stands."""
+        """What a rerun compares: the entry as written (but for what does not change its run: its
+        note, its checked findings, its language), its mapping's text, and the suite (its version
+        and the requirements it judges by). Unchanged, the entry's last result stands."""
         digest = hashlib.sha256()
-        digest.update(json.dumps(self.raw, sort_keys=True).encode())
+        run = {k: v for k, v in self.raw.items() if k not in UNJUDGED}
+        digest.update(json.dumps(run, sort_keys=True).encode())
         digest.update(self.mapping_text().encode())
         digest.update(suite_fingerprint().encode())
         return digest.hexdigest()[:16]
