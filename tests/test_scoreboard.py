@@ -103,7 +103,7 @@ def test_the_board_judges_each_server_as_a_run_of_the_suite_would(board):
     assert servers["docs-from-config"]["overall"] == "pass", servers["docs-from-config"]
     escape = servers["fs-prefix-sibling"]
     assert escape["overall"] == "fail" and escape["verdicts"]["GF-ESC-001"] == "fail"
-    assert escape["first_finding"].startswith("GF-ESC-001 (fail)")
+    assert escape["first_finding"].startswith("GF-ESC-001 (fail): sibling-prefix")  # the id once
     assert {r for r, v in escape["verdicts"].items() if v == "fail"} == {"GF-ESC-001"}
     hint = servers["fs-not-read-only"]
     assert hint["overall"] == "advisory" and hint["verdicts"]["MCP-TOOLS-002"] == "advisory", hint

@@ -5,6 +5,7 @@ scoreboard.md, an SVG badge per server, and each server's mapping and install lo
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import time
 from html import escape
@@ -35,7 +36,7 @@ def _first(record: dict[str, Any]) -> str:
     if not findings:
         return ""
     first = findings[0]
-    evidence = (first.get("evidence") or [""])[0].split("\n")[0]
+    evidence = re.sub(r"^\[[A-Z0-9-]+\] ", "", (first.get("evidence") or [""])[0].split("\n")[0])  # its id is said
     return f"{first['requirement']} ({first['status']}): {evidence}"[:300]
 
 
