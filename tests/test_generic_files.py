@@ -207,6 +207,3 @@ def test_under_two_workers_the_tests_that_read_the_sweep_run_in_one_so_the_serve
     workers = {line.split("]")[0] for line in run.output.splitlines()
                if line.startswith("[gw") and "generic_files/test_files.py::" in line}
     assert len(workers) == 1, run.output[-3000:]
-    base = {line.split("]")[0] for line in run.output.splitlines()
-            if line.startswith("[gw") and "base/test_protocol.py::" in line}
-    assert len(base) == 2  # the other tests are still handed out to both
