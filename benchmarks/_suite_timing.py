@@ -43,7 +43,7 @@ def _wrap_starts() -> None:
             STATS["start_s"] += time.monotonic() - began
     subprocess.Popen.__init__ = counted  # type: ignore[method-assign]
 
-    from contract_tests.harness import http, stdio
+    from contract_tests.transport import http, stdio
     for cls, name in ((stdio.Connection, "initialize"), (http.HttpServer, "__init__")):
         inner = getattr(cls, name)
 

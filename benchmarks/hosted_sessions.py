@@ -10,7 +10,7 @@ Measured:
   checks that every result carries only its own vault's heading and every upstream read only
   its own vault and user; any mix-up is counted and printed.
 
-Calls go over raw JSON-RPC (contract_tests.harness.http.HttpServer), not the SDK client, so the
+Calls go over raw JSON-RPC (contract_tests.transport.http.HttpServer), not the SDK client, so the
 server is timed and not the client's validation (see FIELD-NOTES).
 
 Run: .venv/bin/python benchmarks/hosted_sessions.py [--calls 200] [--sessions 1,5,10,20,24]
@@ -27,12 +27,11 @@ import threading
 import time
 
 import httpx
-
-from contract_tests.harness import tokens
-from contract_tests.harness.http import HttpServer, free_port
-from contract_tests.harness.upstream import UpstreamDouble, note_payload, note_url_path
-
 from _timing import pct, timed  # benchmarks/ is on sys.path when run as a script
+
+from contract_tests.synthetic import tokens
+from contract_tests.synthetic.upstream import UpstreamDouble, note_payload, note_url_path
+from contract_tests.transport.http import HttpServer, free_port
 
 TOOL = "get_section_source"
 PATH = "shared/note.md"

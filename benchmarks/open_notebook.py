@@ -24,10 +24,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from contract_tests.harness import notebook_generator as fixture
-from contract_tests.harness.stdio import StdioServer
-
 from _timing import pct  # benchmarks/ is on sys.path when run as a script
+
+from contract_tests.synthetic import notebook_generator as fixture
+from contract_tests.transport.stdio import StdioServer
 
 COMMON_QUERIES = ("ledger survey harvest", "river orchard tide gauge", "the current valve and spindle",
                   "frost on the kelp", "quince weir bearing lathe")

@@ -25,8 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from contract_tests.harness.stdio import StdioServer
-from contract_tests.harness.roots import build_corpus
+from contract_tests.synthetic.roots import build_corpus
+from contract_tests.transport.stdio import StdioServer
 
 QUERIES = (  # kind, query, limit
     ("rare term", "rareterm", 200),

@@ -17,10 +17,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-from contract_tests.harness.stdio import StdioServer
-from reference.section_source.builder import build_section_source
-
 from _timing import pct, timed  # benchmarks/ is on sys.path when run as a script
+
+from contract_tests.transport.stdio import StdioServer
+from reference.section_source.builder import build_section_source
 
 NOTE = "\n\n".join(f"{'#' * (i % 3 + 1)} Heading {i}\n\nParagraph {i} with some text." for i in range(60)) + "\n"
 

@@ -12,17 +12,19 @@ from typing import Any
 
 import pytest
 
-from . import contracts, items as items_mod, mapping
-from .harness import limits, progress
-from .harness.stdio import protocol_version, use_protocol_version
-from .items import case_of, is_suite_item, is_worker, item_requirements
-from .report import ReportCollector
-from .target import preflight as preflight_mod
-from .target.options import DEFAULT_PROFILE, add_options, get
-from .target.state import DECLARED, STATE, SuiteState, configure_state
-from .verdicts import EXIT_SERVER_UNUSABLE
+from contract_tests.contracts import mapping
+from contract_tests.contracts import specs as contracts
+from contract_tests.implementation import preflight as preflight_mod
+from contract_tests.implementation.options import DEFAULT_PROFILE, add_options, get
+from contract_tests.implementation.state import DECLARED, STATE, SuiteState, configure_state
+from contract_tests.reports.collector import ReportCollector
+from contract_tests.suite import items as items_mod
+from contract_tests.suite.items import case_of, is_suite_item, is_worker, item_requirements
+from contract_tests.transport import limits, progress
+from contract_tests.transport.stdio import protocol_version, use_protocol_version
+from contract_tests.verdicts.findings import EXIT_SERVER_UNUSABLE
 
-pytest_plugins = ["contract_tests.suite_fixtures", "contract_tests.judging"]
+pytest_plugins = ["contract_tests.suite.fixtures", "contract_tests.suite.judging"]
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -55,7 +57,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 class Progress:
-    """The console's progress line while the run is quiet (harness/progress.py): started once
+    """The console's progress line while the run is quiet (transport/progress.py): started once
     the tests are known, told of every test that ends, stopped before the summary."""
 
     def __init__(self) -> None:
@@ -115,8 +117,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 def _propose_mapping(config: pytest.Config, state) -> None:
     """--mapping auto: a mapping proposed from the preflight's tools/list, printed for the user to
     review and keep (and written to the report folder); the run goes on with it."""
+    from contract_tests.contracts.mapping_auto import propose, render
+
     from .generic_files.trial import TrialFailed, try_proposal
-    from .mapping_auto import propose, render
     proposal = propose(state.preflight.tools)
     server = {"cmd": state.server_cmd} if state.server_cmd else None
     if proposal.mapping["tools"]:

@@ -16,9 +16,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from contract_tests import checks
-from contract_tests.harness import sdk
-from contract_tests.verdicts import blocked
+from contract_tests.transport import sdk
+from contract_tests.verdicts import checks
+from contract_tests.verdicts.findings import blocked
 
 FAULT = os.environ.get("RC_FAULT", "")
 BODY_RAN = os.environ.get("RC_FAULT_BODY_LOG")  # a file: one line per test body that ran

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from contract_tests import contracts
+from contract_tests.contracts import specs as contracts
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from contract_tests.harness.adapter import FixtureSetupError
-from contract_tests.harness.limits import HEALTH, LIMITS, MIB, configure
-from contract_tests.harness.process import Bounded, run_bounded, run_role
+from contract_tests.synthetic.adapter import FixtureSetupError
+from contract_tests.transport.limits import HEALTH, LIMITS, MIB, configure
+from contract_tests.transport.process import Bounded, run_bounded, run_role
 
 FLOOD = """
 import sys

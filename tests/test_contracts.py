@@ -8,7 +8,8 @@ from collections import Counter
 import pytest
 from jsonschema import Draft202012Validator
 
-from contract_tests import contracts, mapping
+from contract_tests.contracts import mapping
+from contract_tests.contracts import specs as contracts
 
 ROOT = contracts.contracts_root()
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from contract_tests import contracts
-from contract_tests.target.state import STATE
+from contract_tests.contracts import specs as contracts
+from contract_tests.implementation.state import STATE
 
 
 class _Collector:
@@ -75,7 +75,7 @@ def test_an_unknown_id_given_to_req_is_a_usage_error(pytester):
 ])
 def test_a_suite_test_that_breaks_the_conventions_fails_collection(pytester, monkeypatch, body, message):
     """Suite tests must cite known ids and carry one tier; checked on a stand-in suite directory."""
-    from contract_tests import items
+    from contract_tests.suite import items
     monkeypatch.setattr(items, "SUITE_DIR", pytester.path)
     pytester.makepyfile(test_suite_item="import pytest\n\n" + body)
     result = pytester.runpytest_inprocess()

@@ -9,7 +9,7 @@ import sys
 import pytest
 import yaml
 
-from contract_tests import contracts
+from contract_tests.contracts import specs as contracts
 from tests.conftest import mutant_command
 
 
@@ -67,7 +67,8 @@ def test_a_bad_declaration_is_a_usage_error(suite_run, tmp_path, body, message):
 
 
 def test_declared_commands_find_scripts_beside_the_declaration(tmp_path):
-    from contract_tests import contracts, declarations
+    from contract_tests.contracts import declarations
+    from contract_tests.contracts import specs as contracts
     folder = tmp_path / "conformance"
     folder.mkdir()
     (folder / "load.py").write_text("print('loaded')\n")
@@ -109,7 +110,8 @@ def test_declare_takes_a_profiles_further_commands(tmp_path):
 
 
 def test_a_declaration_naming_the_load_command_twice_is_refused(tmp_path):
-    from contract_tests import contracts, declarations
+    from contract_tests.contracts import declarations
+    from contract_tests.contracts import specs as contracts
     path = tmp_path / "decl.yaml"
     path.write_text("profile: open-notebook\nload_command: 'a'\ncommands: {load: 'b'}\n")
     with pytest.raises(declarations.DeclarationError, match="name the same command"):
@@ -121,7 +123,8 @@ def test_a_declaration_with_a_renamed_key_is_read_in_its_new_place_with_a_warnin
     """Users keep declarations in their repositories: vault-agent's `choices.traversal_code` and
     `choices.unknown_note_id` (a week-old suite's spelling) are read as `error_codes`, with a
     note naming the new place, until the next major version."""
-    from contract_tests import contracts, declarations
+    from contract_tests.contracts import declarations
+    from contract_tests.contracts import specs as contracts
     path = tmp_path / "decl.yaml"
     path.write_text("profile: vault-agent\nchoices:\n  traversal_code: INVALID_PATH\n  unknown_note_id: INVALID_ID\n"
                     "  batch: refuse\n")

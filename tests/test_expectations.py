@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from contract_tests import contracts
+from contract_tests.contracts import specs as contracts
 from tests.conftest import mutant_command
 
 FIRST_VECTOR = contracts.load_profile("section-source-local").vectors()[0]["id"]

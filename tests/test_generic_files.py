@@ -12,8 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from contract_tests import contracts, mapping
-from contract_tests.harness.files import build_files
+from contract_tests.contracts import mapping
+from contract_tests.contracts import specs as contracts
+from contract_tests.synthetic.files import build_files
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples" / "generic-files"
@@ -137,7 +138,7 @@ def test_a_plain_call_reached_the_plain_file_only_with_evidence_of_it(files):
     """GF-ESC-001 passes only where a tool with a path read the plain file (sweep.reached): a read
     its content, a list its name, a stat its token (heading) or its exact byte size."""
     from contract_tests.generic_files.sweep import reached
-    from contract_tests.harness.files import PLAIN_SIZE
+    from contract_tests.synthetic.files import PLAIN_SIZE
     token = f"rcf{files.file_token('inbox/example.md')}"
     assert reached(_plain("read", f"# Example {token}"), files)
     assert not reached(_plain("read", "# Example"), files)
@@ -154,8 +155,9 @@ def test_an_answer_about_an_outside_file_shows_its_canary_or_its_size(files):
     file named after the canary (a listing of `..` carries it); the size counts only where the
     path names something outside."""
     import os
+
     from contract_tests.generic_files.sweep import Probe, reveals_outside
-    from contract_tests.harness.files import OUTSIDE_DIRS, OUTSIDE_FILES, OUTSIDE_SIZE, OUTSIDE_WORD
+    from contract_tests.synthetic.files import OUTSIDE_DIRS, OUTSIDE_FILES, OUTSIDE_SIZE, OUTSIDE_WORD
     canary = files.canaries["outside"]
     for rel in OUTSIDE_FILES:
         assert os.path.getsize(files.root / rel) == OUTSIDE_SIZE

@@ -26,7 +26,7 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 
-from contract_tests.harness.http import free_port
+from contract_tests.transport.http import free_port
 from tests.conftest import ROOT
 from tests.mutants import REFERENCE_MODULE
 

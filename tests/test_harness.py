@@ -4,15 +4,16 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from pathlib import Path
-import sys
 
 import pytest
 
-from contract_tests.harness import canaries, fsevents
-from contract_tests.harness.process import render_command
-from contract_tests.harness.stdio import StdioServer
+from contract_tests.synthetic import canaries
+from contract_tests.transport import fsevents
+from contract_tests.transport.process import render_command
+from contract_tests.transport.stdio import StdioServer
 
 TOKENS = {"body": "rcbodyabc123", "path": "rcpathdef456"}
 
@@ -103,7 +104,7 @@ def test_a_raw_stdio_server_records_non_json_stdout_lines(tmp_path):
 def test_sse_messages_split_only_on_sse_line_ends():
     import httpx
 
-    from contract_tests.harness.http import messages_of
+    from contract_tests.transport.http import messages_of
     body = 'event: message\r\ndata: {"a": "x\u2028y\u0085z"}\r\n\r\ndata: {"b": 1}\n\n'
     response = httpx.Response(200, headers={"content-type": "text/event-stream"}, text=body)
     assert [json.loads(m) for m in messages_of(response)] == [{"a": "x\u2028y\u0085z"}, {"b": 1}]
@@ -116,7 +117,7 @@ def test_an_http_answer_without_a_json_rpc_body_fails_the_request_at_once():
     import time
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-    from contract_tests.harness.http import HttpServer
+    from contract_tests.transport.http import HttpServer
 
     class Plain(BaseHTTPRequestHandler):
         def do_POST(self):  # noqa: N802 - http.server naming
@@ -155,7 +156,7 @@ def test_a_bodiless_delete_sends_no_content_type():
     import threading
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-    from contract_tests.harness.http import HttpServer
+    from contract_tests.transport.http import HttpServer
 
     seen: list[str | None] = []
 
@@ -182,14 +183,14 @@ def test_a_bodiless_delete_sends_no_content_type():
 
 
 def test_every_fixture_kind_of_the_spec_schema_is_registered_and_no_other():
-    from contract_tests import contracts
-    from contract_tests.harness import fixtures  # noqa: F401 - registers the kinds
-    from contract_tests.harness.adapter import KINDS
+    from contract_tests.contracts import specs as contracts
+    from contract_tests.synthetic import fixtures  # noqa: F401 - registers the kinds
+    from contract_tests.synthetic.adapter import KINDS
     assert set(KINDS) == set(contracts.schema("spec.schema.json")["properties"]["fixture"]["enum"])
 
 
 def test_escaped_text_never_prints_two_different_strings_alike():
-    from contract_tests.verdicts import esc
+    from contract_tests.verdicts.findings import esc
     variants = ["inbox/example.md", "inbox/example.md\u0085", "inbox/example.md\u00a0", "inbox/exam\u0301ple.md",
                 "inbox/example.md\ufeff", "inbox/example.md\u200b", "inbox\\example.md"]
     assert len({esc(v) for v in variants}) == len(variants)
@@ -197,7 +198,7 @@ def test_escaped_text_never_prints_two_different_strings_alike():
 
 
 def test_shortened_server_text_still_escapes_newlines_ansi_and_controls_so_it_cannot_forge_report_lines():
-    from contract_tests.verdicts import esc
+    from contract_tests.verdicts.findings import esc
     hostile = "ok\nPASSED forged::test\r\x1b[32mPASSED\x1b[0m\u2028\x00" * 10_000
     for limit in (None, 5, 40, 200):
         shown = esc(hostile, limit)
@@ -207,7 +208,7 @@ def test_shortened_server_text_still_escapes_newlines_ansi_and_controls_so_it_ca
 
 
 def test_a_difference_shows_both_sides_where_they_differ():
-    from contract_tests.verdicts import difference
+    from contract_tests.verdicts.findings import difference
     a, b = "x" * 200 + "abc", "x" * 200 + "abd"
     text = difference(a, b)
     assert "character 202" in text and "abc" in text and "abd" in text
@@ -228,7 +229,7 @@ def test_a_line_over_the_cap_is_never_assembled_and_its_canary_is_still_found():
     import os
     import threading
 
-    from contract_tests.harness.reader import read_lines
+    from contract_tests.transport.reader import read_lines
     read, write = os.pipe()
     big = b'{"jsonrpc": "2.0", "id": "rc-7", "result": "' + b"a" * 5_000_000 + b"CanaryTok" + b'"}'
     data = b'{"id": "rc-1"}\n' + big + b"\n" + b"tail without a line end"
@@ -242,8 +243,8 @@ def test_a_line_over_the_cap_is_never_assembled_and_its_canary_is_still_found():
 
 
 def test_a_flood_is_counted_past_the_caps_but_a_canary_in_it_is_kept():
-    from contract_tests.harness import limits
-    from contract_tests.harness.transcript import Transcript
+    from contract_tests.transport import limits
+    from contract_tests.transport.transcript import Transcript
     transcript = Transcript()
     transcript.watch(["tok-secret"])
     saved = limits.LIMITS.max_lines
@@ -260,7 +261,7 @@ def test_a_flood_is_counted_past_the_caps_but_a_canary_in_it_is_kept():
 
 
 def test_the_breaker_stops_after_silent_requests_slow_answers_or_stalled_servers():
-    from contract_tests.harness.limits import HEALTH, LIMITS
+    from contract_tests.transport.limits import HEALTH, LIMITS
     try:
         HEALTH.reset()
         HEALTH.not_answered("ping", 30)  # a method a server may leave unanswered: not counted
@@ -303,10 +304,10 @@ def _run_exit(worker_output: dict | None = None) -> tuple[int, list[str]]:
     this process's HEALTH (and, as under xdist, a worker's output)."""
     from types import SimpleNamespace
 
-    from contract_tests import contracts
-    from contract_tests.expectations import Expectations
-    from contract_tests.report import ReportCollector
-    from contract_tests.target.state import SuiteState
+    from contract_tests.contracts import specs as contracts
+    from contract_tests.contracts.expectations import Expectations
+    from contract_tests.implementation.state import SuiteState
+    from contract_tests.reports.collector import ReportCollector
     state = SuiteState(contracts.load_profile("retrieval-tools"), "stdio", None, "/mcp", None, Expectations())
     collector = ReportCollector(SimpleNamespace(getoption=lambda name: None), state, None)
     if worker_output is not None:
@@ -319,7 +320,7 @@ def _run_exit(worker_output: dict | None = None) -> tuple[int, list[str]]:
 def _hang_once(then_call: bool) -> None:
     """Over one connection: initialize, tools/list, a call answered, the call the server never
     answers, and (with `then_call`) one more call, which is refused."""
-    from contract_tests.harness.stdio import NoResponse, ServerStopped
+    from contract_tests.transport.stdio import NoResponse, ServerStopped
     server = StdioServer([sys.executable, "-c", HANGS_ON_DOTS])
     try:
         assert "result" in server.initialize(timeout=10)
@@ -340,8 +341,8 @@ def test_a_connection_that_stops_answering_stops_the_run_once_a_later_request_is
     """One connection, as the generic-files sweep uses: the call the server never answers is
     named (tool and arguments) in why the connection stalled, a later call on it is refused, and
     the run exits 9 with run_stopped naming that call, though the breaker never tripped."""
-    from contract_tests.harness.limits import HEALTH
-    from contract_tests.verdicts import EXIT_RUN_STOPPED
+    from contract_tests.transport.limits import HEALTH
+    from contract_tests.verdicts.findings import EXIT_RUN_STOPPED
     try:
         HEALTH.reset()
         _hang_once(then_call=True)
@@ -360,8 +361,8 @@ def test_a_worker_hands_the_controller_the_stall_that_cost_it_a_request(monkeypa
     from types import SimpleNamespace
 
     from contract_tests import plugin
-    from contract_tests.harness.limits import HEALTH
-    from contract_tests.verdicts import EXIT_RUN_STOPPED
+    from contract_tests.transport.limits import HEALTH
+    from contract_tests.verdicts.findings import EXIT_RUN_STOPPED
     try:
         HEALTH.reset()
         _hang_once(then_call=True)
@@ -378,9 +379,9 @@ def test_a_worker_hands_the_controller_the_stall_that_cost_it_a_request(monkeypa
 
 def test_an_sdk_session_names_the_call_it_got_no_answer_to_and_its_later_requests_are_refused():
     """The SDK's requests (sdk.SdkClient) stall and are refused as the raw ones are."""
-    from contract_tests.harness.limits import HEALTH
-    from contract_tests.harness.sdk import SdkClient
-    from contract_tests.harness.stdio import NoResponse, ServerStopped
+    from contract_tests.transport.limits import HEALTH
+    from contract_tests.transport.sdk import SdkClient
+    from contract_tests.transport.stdio import NoResponse, ServerStopped
     server = StdioServer([sys.executable, "-c", HANGS_ON_DOTS])
     try:
         HEALTH.reset()
@@ -407,7 +408,7 @@ def test_a_stall_no_later_request_met_leaves_the_exit_status_as_it_was():
     """A request the server left unanswered, after which nothing more was asked of that
     connection (a check that judges the silence itself), loses no check: no reason to stop, and
     the run's exit status is what its verdicts make it."""
-    from contract_tests.harness.limits import HEALTH
+    from contract_tests.transport.limits import HEALTH
     try:
         HEALTH.reset()
         _hang_once(then_call=False)
@@ -420,7 +421,7 @@ def test_a_stall_no_later_request_met_leaves_the_exit_status_as_it_was():
 def test_shared_evidence_is_made_once_and_its_error_met_by_every_test():
     """target/shared.Once: the first get() makes it, later ones reuse it; an error the making
     raised is raised again to each later get(), never made again."""
-    from contract_tests.target.shared import Once
+    from contract_tests.implementation.shared import Once
     made = []
     once = Once(lambda: made.append(1) or len(made))
     assert once.get() == 1 and once.get() == 1 and made == [1]
@@ -438,7 +439,7 @@ def test_a_socket_watch_finds_what_inet_sockets_finds_and_reads_the_tables_once_
     only while a socket is new, not at every sample."""
     import socket
 
-    from contract_tests.harness import system
+    from contract_tests.transport import system
     reads = []
     real = system._inet_rows
     monkeypatch.setattr(system, "_inet_rows", lambda pid, inodes: reads.append(set(inodes)) or real(pid, inodes))
@@ -464,7 +465,7 @@ def test_process_tree_through_children_files_equals_the_full_scan(monkeypatch):
     import subprocess
     import sys
 
-    from contract_tests.harness import system
+    from contract_tests.transport import system
     grand = "import subprocess, sys, time; subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(5)']); time.sleep(5)"
     proc = subprocess.Popen([sys.executable, "-c", grand])
     try:
@@ -480,11 +481,12 @@ def test_process_tree_through_children_files_equals_the_full_scan(monkeypatch):
 
 
 def test_a_quiet_run_prints_what_each_step_in_progress_says(tmp_path, monkeypatch):
-    """harness/progress.py: a step's note lands in its process's file beside the stop file; the
+    """transport/progress.py: a step's note lands in its process's file beside the stop file; the
     ticker prints a line only after INTERVAL s in which no test finished, naming every step."""
     import io
     import time as clock
-    from contract_tests.harness import limits, progress
+
+    from contract_tests.transport import limits, progress
     monkeypatch.setenv(limits.STOP_FILE, str(tmp_path / "stopped"))
     monkeypatch.setenv("PYTEST_XDIST_WORKER", "gw1")
     monkeypatch.setitem(progress._last, "written", 0.0)

@@ -6,11 +6,11 @@ import httpx
 import jwt
 import pytest
 
-from contract_tests.contracts import load_profile
-from contract_tests.harness.canister import build_canister
-from contract_tests.harness.upstream import note_url_path
-from contract_tests.harness.oracles import seed_normalize
+from contract_tests.contracts.specs import load_profile
 from contract_tests.section_source_hosted.common import encoded_component_ok, explicit_cells
+from contract_tests.synthetic.canister import build_canister
+from contract_tests.synthetic.oracles import seed_normalize
+from contract_tests.synthetic.upstream import note_url_path
 
 
 @pytest.mark.parametrize("args,env,message", [
@@ -31,7 +31,7 @@ def test_option_misuse_is_a_usage_error_that_says_why(pytester, monkeypatch, arg
     monkeypatch.delenv("RC_JWT_SECRET", raising=False)
     for key, value in env.items():
         monkeypatch.setenv(key, value)
-    from contract_tests.target.options import to_plugin_names
+    from contract_tests.implementation.options import to_plugin_names
     result = pytester.runpytest_inprocess(*to_plugin_names(args))
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert message in "\n".join(result.errlines + result.outlines)

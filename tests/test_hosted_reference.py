@@ -21,9 +21,9 @@ import httpx
 import jwt
 import pytest
 
-from contract_tests.harness import tokens
-from contract_tests.harness.http import free_port, messages_of
-from contract_tests.harness.upstream import UpstreamDouble, note_payload, note_url_path
+from contract_tests.synthetic import tokens
+from contract_tests.synthetic.upstream import UpstreamDouble, note_payload, note_url_path
+from contract_tests.transport.http import free_port, messages_of
 from reference.section_source.markdown_parser import MAX_DEPTH
 from reference.section_source_hosted import acl, config, server, upstream
 from reference.section_source_hosted.config import load_settings, parse_args

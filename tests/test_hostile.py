@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from contract_tests import contracts
-from contract_tests.harness.system import process_tree
+from contract_tests.contracts import specs as contracts
+from contract_tests.transport.system import process_tree
 
 HERE = Path(__file__).resolve().parent
 SERVER = HERE / "hostile" / "server.py"

@@ -1,4 +1,4 @@
-"""`--mapping auto` (contract_tests/mapping_auto.py) on synthetic tools/list fixtures.
+"""`--mapping auto` (contract_tests/contracts/mapping_auto.py) on synthetic tools/list fixtures.
 
 The fixtures are written from the research tables (notes on each server's tools, argument names
 and descriptions), not copied from the servers; descriptions are paraphrased and shortened."""
@@ -12,7 +12,7 @@ import jsonschema
 import pytest
 import yaml
 
-from contract_tests.mapping_auto import propose, render
+from contract_tests.contracts.mapping_auto import propose, render
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[1] / "schemas" / "mapping.schema.json").read_text())
 SERVER = {"cmd": "example-server {root}"}
@@ -412,8 +412,8 @@ def test_no_mappable_tool_is_not_confident():
 
 def test_a_path_inside_a_list_of_objects_is_mapped_by_pointer_and_sent_as_a_one_item_list():
     """`files: [{path, encoding}]`: auto maps /files/0/path with the item's pinned fields fixed,
-    and the mapping's pointer builds the list on every call (contract_tests.mapping.put)."""
-    from contract_tests.mapping import path_arguments, validate
+    and the mapping's pointer builds the list on every call (contract_tests.contracts.mapping.put)."""
+    from contract_tests.contracts.mapping import path_arguments, validate
     item = {"type": "object", "properties": {"path": S, "encoding": {"type": "string", "default": "utf-8"}},
             "required": ["path"]}
     reader = tool("read_files", "Read files.", {"files": {"type": "array", "items": item}}, ["files"])

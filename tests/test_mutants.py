@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from contract_tests import contracts
+from contract_tests.contracts import specs as contracts
 from tests.conftest import unchecked_passes
 from tests.mutants import command, registry, suite_args
 

@@ -14,7 +14,7 @@ import pytest
 import yaml
 from jsonschema import Draft202012Validator
 
-from contract_tests.harness import notebook_generator as fixture
+from contract_tests.synthetic import notebook_generator as fixture
 from reference.open_notebook import layout
 
 ROOT = Path(__file__).resolve().parent.parent

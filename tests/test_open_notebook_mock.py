@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from contract_tests import contracts
+from contract_tests.contracts import specs as contracts
 from tests.conftest import mutant_command
 
 # Requirements a server can meet without entering one of the suite's collections: the tool

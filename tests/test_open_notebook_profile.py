@@ -11,7 +11,7 @@ import pytest
 
 from contract_tests.open_notebook import common
 from contract_tests.open_notebook.test_unit import _metadata_readings
-from contract_tests.verdicts import EXIT_SERVER_UNUSABLE
+from contract_tests.verdicts.findings import EXIT_SERVER_UNUSABLE
 from tests.test_basis import _norm, seeds_dir
 
 SEED = "004_b9e8093c834b5b78.txt"

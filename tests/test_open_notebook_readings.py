@@ -9,9 +9,9 @@ import json
 
 import pytest
 
-from contract_tests.checks import called_ok
 from contract_tests.open_notebook.common import as_failure
 from contract_tests.open_notebook.test_data_integrity import digest_of
+from contract_tests.verdicts.checks import called_ok
 
 DIGEST = hashlib.sha256(b"kelp").digest()
 

@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 import yaml
 
-from contract_tests.harness.process import private_environment
-from contract_tests.harness.stdio import StdioServer
-from contract_tests.harness.system import inet_sockets, needs_proc
-from contract_tests.harness import notebook_generator as fixture
+from contract_tests.synthetic import notebook_generator as fixture
+from contract_tests.transport.process import private_environment
+from contract_tests.transport.stdio import StdioServer
+from contract_tests.transport.system import inet_sockets, needs_proc
 
 SEED_TOOLS = ["describe_world", "list_collections", "enter_collection", "list_artifact_sets", "semantic_search",
               "fetch_passage", "retrieve_artifact", "begin_result_stream", "next_stream_chunk",

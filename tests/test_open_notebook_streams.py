@@ -12,9 +12,9 @@ from collections import Counter
 
 import pytest
 
-from contract_tests.harness.http import HttpServer, free_port
-from contract_tests.harness.process import private_environment
-from contract_tests.harness import notebook_generator as fixture
+from contract_tests.synthetic import notebook_generator as fixture
+from contract_tests.transport.http import HttpServer, free_port
+from contract_tests.transport.process import private_environment
 from tests.test_open_notebook_reference import A, B, Client
 
 STEPS = ["reference_identifiers", "passages", "dense_sections", "artifact_links"]

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from contract_tests.harness import notebook_generator as fixture
+from contract_tests.synthetic import notebook_generator as fixture
 from reference.open_notebook import embedding, errors, layout, refusals, world
 from reference.open_notebook.config import Config, ConfigError, load_config, parse_args
 from reference.open_notebook.library import Library, preview

@@ -29,6 +29,11 @@ def test_the_wheel_carries_the_contract_data_and_the_entry_points(wheel):
                    "contract_tests/py.typed", "reference/retrieval_tools/declaration.yaml",
                    "contract_tests/_contracts/examples/generic-files/fs.yaml", "reference/generic_files/fs.py"):
         assert needed in names, needed
+    # every module of the source tree: a folder that .gitignore shadows (it held `reports/`,
+    # which left contract_tests/reports/ out) would be missing from the wheel
+    modules = sorted(str(p.relative_to(ROOT)) for folder in ("contract_tests", "reference")
+                     for p in (ROOT / folder).rglob("*.py") if "__pycache__" not in p.parts)
+    assert [m for m in modules if m not in names] == []
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
     assert "retrieval-contract = contract_tests.cli:main" in text and "[pytest11]" in text

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 
-from contract_tests import contracts
-from contract_tests.harness import canaries
-from contract_tests.harness.canister import build_canister
-from contract_tests.harness.vault import build_fixture
+from contract_tests.contracts import specs as contracts
+from contract_tests.synthetic import canaries
+from contract_tests.synthetic.canister import build_canister
+from contract_tests.synthetic.vault import build_fixture
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = ROOT / "tests" / "real_clients"
@@ -144,7 +144,7 @@ def test_the_inspector_sends_the_hosted_servers_bearer_token(node_env, tmp_path)
 
 
 def test_the_typescript_sdk_client_talks_to_the_retrieval_tools_reference(node_env, tmp_path):
-    from contract_tests.harness.roots import build_roots
+    from contract_tests.synthetic.roots import build_roots
     fx = build_roots(tmp_path)
     env = dict(node_env, DOCS_ROOT=str(fx.repo_root("docs")), CODE_ROOT=str(fx.repo_root("code")))
     out = subprocess.run(["node", "client.mjs", "stdio", "search", json.dumps({"query": "needle-common", "repo": "docs"}),
@@ -175,7 +175,7 @@ def test_the_inspector_reads_the_vault_agent_reference_over_stdio(node_env, tmp_
 
 
 def test_the_inspector_reads_the_open_notebook_reference_over_stdio(node_env, tmp_path):
-    from contract_tests.harness import notebook_generator
+    from contract_tests.synthetic import notebook_generator
     generated = notebook_generator.build(tmp_path / "notebooks", seed=7, collections=2, notebooks=3)
     server = [sys.executable, "-m", "reference.open_notebook", "--notebooks", str(generated.root)]
     listed = _inspector(node_env, *server, "--method", "tools/list")

@@ -11,14 +11,14 @@ import sys
 import time
 from pathlib import Path
 
-from contract_tests.contracts import available_profiles, load_profile
-from contract_tests.harness.http import free_port
-from contract_tests.harness.system import MACHINE_LACKS
-from contract_tests.reference_check import narrowed, reference_problems
+from contract_tests.cli.reference_check import narrowed, reference_problems
+from contract_tests.contracts.specs import available_profiles, load_profile
+from contract_tests.transport.http import free_port
+from contract_tests.transport.system import MACHINE_LACKS
 from tests.conftest import ROOT
 
 # The whole suite against each bundled reference is README command 1 (`retrieval-contract all`),
-# which holds every run to the reference's standard (contract_tests/reference_check.py); these
+# which holds every run to the reference's standard (contract_tests/cli/reference_check.py); these
 # tests prove that standard, and --server-url against a running reference.
 
 
@@ -71,7 +71,7 @@ def test_narrowing_options_are_recognised():
 def test_all_fails_a_run_that_exits_zero_but_falls_short(tmp_path, monkeypatch, capsys):
     """The wiring: a run whose process exits 0 with an undeclared skip fails `all` with exit 1
     and says why; the same run with the skip declared passes."""
-    import contract_tests.cli as cli
+    import contract_tests.cli.main as cli
 
     def fake_call(argv, **_kwargs):
         report = Path(argv[argv.index("--report") + 1])

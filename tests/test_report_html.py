@@ -11,7 +11,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from contract_tests.report_html import render
+from contract_tests.reports.html import render
 
 HOSTILE = "</pre></div><script>document.title='pwned'</script><img src=x onerror=alert(1)>"
 LONG = "x" * 5000  # one 5,000-character line without a space

@@ -29,7 +29,7 @@ TOOL_NAMES = ("search", "open_file", "get_snippet", "list_dir")
 
 # -- fixture -----------------------------------------------------------------------------
 def build_fixture(root: Path) -> Path:
-    """The layout the suite builds (contract_tests/harness/roots.py; reference/retrieval_tools/contract/errors.yaml,
+    """The layout the suite builds (contract_tests/synthetic/roots.py; reference/retrieval_tools/contract/errors.yaml,
     `fixture_layout`), with tokens of our own to prove what is never shown."""
     docs, code = root / "docs", root / "code"
     texts = {
@@ -589,8 +589,8 @@ def test_catalogue_setup_case(tmp_path, case):
 
 
 def test_catalogue_cases_also_hold_on_the_suites_own_fixture(tmp_path):
-    """Guards against drift between this file's helper and contract_tests/harness/roots.py."""
-    from contract_tests.harness.roots import build_roots
+    """Guards against drift between this file's helper and contract_tests/synthetic/roots.py."""
+    from contract_tests.synthetic.roots import build_roots
 
     fixture = build_roots(tmp_path, traps="all")  # the symlink cases need the trap roots
     suite_roots = Roots(docs=fixture.repo_root("docs").resolve(), code=fixture.repo_root("code").resolve())
@@ -655,7 +655,7 @@ def test_the_log_line_names_tool_repo_duration_outcome_and_code_only(roots):
 
 
 def test_the_server_serves_every_tool_over_stdio(fixture_root):
-    from contract_tests.harness.stdio import StdioServer
+    from contract_tests.transport.stdio import StdioServer
 
     env = {**os.environ, "DOCS_ROOT": str(fixture_root / "docs"), "CODE_ROOT": str(fixture_root / "code")}
     srv = StdioServer([sys.executable, "-m", "reference.retrieval_tools.server"], env=env, cwd=ROOT)

@@ -1,11 +1,11 @@
-"""Self-tests for the hosted profile's JWT helpers (contract_tests/harness/tokens.py)."""
+"""Self-tests for the hosted profile's JWT helpers (contract_tests/synthetic/tokens.py)."""
 
 from __future__ import annotations
 
 import jwt
 import pytest
 
-from contract_tests.harness import tokens
+from contract_tests.synthetic import tokens
 
 CLAIMS = dict(sub="user-1", vault_id="vault-a", role="viewer")
 

@@ -1,4 +1,4 @@
-"""Self-tests for the canister stand-in (contract_tests/harness/upstream.py)."""
+"""Self-tests for the canister stand-in (contract_tests/synthetic/upstream.py)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,7 @@ import time
 import httpx
 import pytest
 
-from contract_tests.harness.upstream import (
-    MODES, UpstreamDouble, encode_component, note_payload, note_url_path,
-)
+from contract_tests.synthetic.upstream import MODES, UpstreamDouble, encode_component, note_payload, note_url_path
 
 VAULT = "vault-a"
 PATH = "inbox/example.md"

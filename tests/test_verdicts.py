@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from contract_tests.verdicts import EXIT_SERVER_UNUSABLE
+from contract_tests.verdicts.findings import EXIT_SERVER_UNUSABLE
 from tests.conftest import mutant_command
 
 
@@ -120,7 +120,7 @@ def _faulty(suite_run, fault: str, *args: str, body_log=None):
 
 
 def test_a_crash_in_the_suite_is_one_suite_error_never_a_finding(suite_run):
-    from contract_tests.verdicts import EXIT_SUITE_ERROR
+    from contract_tests.verdicts.findings import EXIT_SUITE_ERROR
     run = _faulty(suite_run, "crash-fixture", "-n", "2", "--req", FIXTURE_USERS)
     assert run.code == EXIT_SUITE_ERROR, run.output[-3000:]
     errors = run.results["suite_errors"]
@@ -137,7 +137,7 @@ def test_a_crash_in_the_suite_is_one_suite_error_never_a_finding(suite_run):
 
 
 def test_a_worker_that_dies_is_a_suite_error_naming_the_test_it_ran(suite_run):
-    from contract_tests.verdicts import EXIT_SUITE_ERROR
+    from contract_tests.verdicts.findings import EXIT_SUITE_ERROR
     run = _faulty(suite_run, "kill-worker", "-n", "2", "--req", "SSL-OUT-003")
     assert run.code == EXIT_SUITE_ERROR, run.output[-3000:]
     errors = run.results["suite_errors"]
@@ -147,7 +147,7 @@ def test_a_worker_that_dies_is_a_suite_error_naming_the_test_it_ran(suite_run):
 
 
 def test_a_crash_in_a_test_body_is_a_suite_error(suite_run):
-    from contract_tests.verdicts import EXIT_SUITE_ERROR
+    from contract_tests.verdicts.findings import EXIT_SUITE_ERROR
     run = _faulty(suite_run, "crash-check", "--req", "SSL-OUT-003,SSL-OUT-004")
     assert run.code == EXIT_SUITE_ERROR, run.output[-3000:]
     assert {run.status()[r] for r in ("SSL-OUT-003", "SSL-OUT-004")} == {"blocked"}, run.status()
@@ -157,7 +157,7 @@ def test_a_blocked_fixture_skips_its_tests_without_running_their_bodies(suite_ru
     """A precondition that fails in a fixture's setup blocks every test using it: pytest reports
     them skipped (JUnit <skipped> naming the blocker), their bodies never run, their
     requirements read blocked, and the run exits 7."""
-    from contract_tests.verdicts import EXIT_BLOCKED
+    from contract_tests.verdicts.findings import EXIT_BLOCKED
     body_log = tmp_path / "bodies.txt"
     run = _faulty(suite_run, "block-fixture", "-n", "2", "--req", FIXTURE_USERS, body_log=body_log)
     assert run.code == EXIT_BLOCKED, run.output[-3000:]
@@ -177,7 +177,7 @@ def test_a_blocked_fixture_skips_its_tests_without_running_their_bodies(suite_ru
 
 
 def test_a_check_blocked_in_its_body_reads_blocked_never_pass(suite_run):
-    from contract_tests.verdicts import EXIT_BLOCKED
+    from contract_tests.verdicts.findings import EXIT_BLOCKED
     run = _faulty(suite_run, "block-check", "--req", "SSL-OUT-003,SSL-OUT-005", "-n", "2")
     assert run.code == EXIT_BLOCKED, run.output[-3000:]
     assert run.status()["SSL-OUT-003"] == "blocked" and run.status()["SSL-OUT-005"] == "blocked", run.status()
@@ -187,7 +187,7 @@ def test_a_check_blocked_in_its_body_reads_blocked_never_pass(suite_run):
 def test_a_failing_finding_is_never_reported_n_a():
     from collections import Counter
 
-    from contract_tests.verdicts import requirement_status
+    from contract_tests.verdicts.findings import requirement_status
     assert requirement_status(Counter(fail=1), 0, False, False) == "fail"
     assert requirement_status(Counter(advisory=1), 0, False, False) == "advisory"
     assert requirement_status(Counter(blocked=2), 0, True, False) == "blocked"
@@ -196,7 +196,7 @@ def test_a_failing_finding_is_never_reported_n_a():
 
 
 def test_the_console_shows_each_finding_cut_and_results_json_keeps_more():
-    from contract_tests.verdicts import CONSOLE_CHARS, Finding
+    from contract_tests.verdicts.findings import CONSOLE_CHARS, Finding
     finding = Finding("SSL-OUT-003", "x" * 100_000, request="tools/call t " + "y" * 50_000)
     shown = finding.render(CONSOLE_CHARS)
     assert len(shown) < 3 * CONSOLE_CHARS and "(100000 chars)" in shown
@@ -258,19 +258,21 @@ def _validation_error_in(filename: str):
 
 
 def test_a_validation_error_is_the_servers_only_when_raised_reading_what_it_sent():
-    from contract_tests import verdicts
+    from contract_tests.verdicts import findings as verdicts
 
-    harness = _validation_error_in("/x/contract_tests/harness/sdk.py")
+    transport = _validation_error_in("/x/contract_tests/transport/sdk.py")
+    upstream = _validation_error_in("/x/contract_tests/synthetic/upstream.py")
     sdk = _validation_error_in("/x/site-packages/mcp/client/session.py")
     suite = _validation_error_in("/x/contract_tests/vault_agent/test_tools.py")
-    assert verdicts.server_side(harness) and verdicts.server_side(sdk)
-    assert not verdicts.server_side(suite)
+    own = _validation_error_in("/x/contract_tests/implementation/calls.py")
+    assert verdicts.server_side(transport) and verdicts.server_side(upstream) and verdicts.server_side(sdk)
+    assert not verdicts.server_side(suite) and not verdicts.server_side(own)
 
 
 def test_pytest_fail_is_the_suites_and_server_fault_is_the_servers():
     from _pytest.outcomes import Failed
 
-    from contract_tests import verdicts
+    from contract_tests.verdicts import findings as verdicts
 
     assert verdicts.server_side(verdicts.ServerFault("no answer"))
     assert not verdicts.server_side(Failed("stray pytest.fail"))
@@ -278,7 +280,7 @@ def test_pytest_fail_is_the_suites_and_server_fault_is_the_servers():
 
 
 def test_a_sweep_keeps_a_bounded_number_of_findings_and_counts_the_rest():
-    from contract_tests.verdicts import Findings, RequirementFailure
+    from contract_tests.verdicts.findings import Findings, RequirementFailure
     findings = Findings()
     for i in range(Findings.KEPT + 250):
         findings.fail("y" * 10_000, req="X-1", case=f"c{i}")
@@ -296,7 +298,7 @@ def test_a_sweep_keeps_a_bounded_number_of_findings_and_counts_the_rest():
 def test_results_md_shows_every_case_id_grouped_not_only_three_findings():
     """A user with 60 escapes sees all 60 case ids in results.md (grouped by attack, counted),
     beside the first findings quoted in full."""
-    from contract_tests.report_markdown import case_groups, render_markdown
+    from contract_tests.reports.markdown import case_groups, render_markdown
     cases = [f"attack-{n}:{form}@read_text_file.path" for n in range(30) for form in ("relative", "absolute")]
     row = {"id": "GF-ESC-001", "spec": "generic-files", "basis": "mcp", "tiers": ["security"], "status": "fail",
            "tests_failing": 1, "tests_total": 1, "evidence": [f"[GF-ESC-001] {c}: escaped" for c in cases],
@@ -317,9 +319,9 @@ def test_the_preflight_waits_follow_the_request_timeout(monkeypatch, request_tim
     profile's preflight calls, auto's tools/list) wait the request timeout, as every request does."""
     from types import SimpleNamespace
 
-    from contract_tests.harness.limits import LIMITS
-    from contract_tests.harness.stdio import NoResponse
-    from contract_tests.target import preflight
+    from contract_tests.implementation import preflight
+    from contract_tests.transport.limits import LIMITS
+    from contract_tests.transport.stdio import NoResponse
     monkeypatch.setattr(LIMITS, "request_timeout", request_timeout)
     assert preflight.initialize_timeout() == initialize
     waited = []

@@ -32,13 +32,13 @@ def preload() -> None:
         import hypothesis  # noqa: F401
     except ImportError:  # the suite runs without hypothesis too
         pass
-    import contract_tests.cli  # noqa: F401
-    import contract_tests.harness.sdk  # noqa: F401  (the MCP SDK's client)
+    import contract_tests.cli.main  # noqa: F401
     import contract_tests.plugin  # noqa: F401
-    import contract_tests.report_html  # noqa: F401
-    import contract_tests.suite_fixtures  # noqa: F401
-    import contract_tests.judging  # noqa: F401
-    from contract_tests import contracts
+    import contract_tests.reports.html  # noqa: F401
+    import contract_tests.suite.fixtures  # noqa: F401
+    import contract_tests.suite.judging  # noqa: F401
+    import contract_tests.transport.sdk  # noqa: F401  (the MCP SDK's client)
+    from contract_tests.contracts import specs as contracts
     # The contract data every run reads (cached, never changed by a run): specs, checked
     # against their schema, and policies.
     for profile in contracts.available_profiles():
@@ -83,7 +83,7 @@ def child(request: dict) -> None:
         os.dup2(out, 1)
         os.dup2(out, 2)
         sys.argv = [sys.executable, *request["argv"]]
-        from contract_tests.cli import main
+        from contract_tests.cli.main import main
         return main(request["argv"])
     become(run)
 

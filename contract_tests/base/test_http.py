@@ -7,10 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from contract_tests.checks import check, short
-from contract_tests.harness.stdio import ServerGone
-from contract_tests.harness.system import needs_proc, socket_inodes
-
+from contract_tests.transport.stdio import ServerGone
+from contract_tests.transport.system import needs_proc, socket_inodes
+from contract_tests.verdicts.checks import check, short
 
 
 @pytest.fixture

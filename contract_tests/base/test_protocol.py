@@ -9,12 +9,12 @@ from typing import Any
 import mcp_types as types
 import pytest
 
-from contract_tests.checks import called_ok, check, fail, not_json_rpc, result_of, short, texts, tool_output
 from contract_tests.concerns.common import strip_volatile
-from contract_tests.contracts import spec
-from contract_tests.harness.stdio import StdioServer, protocol_version
-from contract_tests.mapping import ready_seconds
-from contract_tests.verdicts import Findings, blocked
+from contract_tests.contracts.mapping import ready_seconds
+from contract_tests.contracts.specs import spec
+from contract_tests.transport.stdio import StdioServer, protocol_version
+from contract_tests.verdicts.checks import called_ok, check, fail, not_json_rpc, result_of, short, texts, tool_output
+from contract_tests.verdicts.findings import Findings, blocked
 
 BASE = spec("mcp-base")["protocol"]
 HANDSHAKE = BASE["handshake_versions"]

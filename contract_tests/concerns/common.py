@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from contract_tests.contracts import Profile, policy
-from contract_tests.harness.corpus import attack_path
-from contract_tests.harness.limits import patience
+from contract_tests.contracts.specs import Profile, policy
+from contract_tests.synthetic.corpus import attack_path
+from contract_tests.transport.limits import patience
 
 
 def render(template: Any, values: dict[str, str]) -> Any:
@@ -67,7 +67,7 @@ def applies(spec: dict[str, Any], category: str) -> bool:
 def judged_attacks(profile: Profile, fixture: Any, names: Any) -> set[str]:
     """The path attacks among the failing calls that the path sweep judges (its category
     applies): their success, and outside content in their answers, are its findings."""
-    from contract_tests.verdicts import describe_call
+    from contract_tests.verdicts.findings import describe_call
     spec = profile.concerns.get("paths", {})
     out = set()
     for root in fixture.attack_roots():
@@ -91,7 +91,7 @@ def precondition_failure(profile: Profile, responses: list[dict[str, Any]]) -> t
     open-notebook's enter_collection): the rest of the sweep never reached the fixture's data,
     so the concerns it feeds are blocked, never passed. `responses` start with the once-calls,
     in the order sweep_calls puts them."""
-    from contract_tests.checks import called_ok, short
+    from contract_tests.verdicts.checks import called_ok, short
     once = [c for c in profile.concerns.get("sweep", []) if c.get("once")]
     for call, response in zip(once, responses):
         if call.get("precondition") and not called_ok(response):
@@ -101,7 +101,7 @@ def precondition_failure(profile: Profile, responses: list[dict[str, Any]]) -> t
 
 def require_sweep(req: str, profile: Profile, responses: list[dict[str, Any]]) -> None:
     """Block `req` when the sweep's precondition failed."""
-    from contract_tests.verdicts import blocked
+    from contract_tests.verdicts.findings import blocked
     failure = precondition_failure(profile, responses)
     if failure:
         raise blocked(failure[1], req=req, by=failure[0])

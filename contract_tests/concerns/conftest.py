@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from contract_tests import contracts
-from contract_tests.target.state import STATE
+from contract_tests.contracts import specs as contracts
+from contract_tests.implementation.state import STATE
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
@@ -57,8 +57,7 @@ def swept(server, client, contract_fixture, names, profile, attack_fixture, atta
     """One sweep per worker: every sweep call on every item, then the failing calls (on the
     attack twin too, when the profile has one, so its symlink traps are swept); returns, per
     server, (what it wrote meanwhile: protocol output, logs; what the caller sent, by id)."""
-    from contract_tests.concerns.common import failing_calls, judged_attacks, run, sweep_calls
-    from contract_tests.concerns.common import precondition_failure
+    from contract_tests.concerns.common import failing_calls, judged_attacks, precondition_failure, run, sweep_calls
     since = _unscanned(server)
     responses = run(server, sweep_calls(profile, contract_fixture, names) + failing_calls(profile, contract_fixture, names))
     out = Sweep([(*_take(server, since), server.sent_params)])

@@ -5,8 +5,8 @@ also scans after every other test.)"""
 
 from __future__ import annotations
 
-from contract_tests.harness import canaries
-from contract_tests.verdicts import Findings, blocked, describe_call
+from contract_tests.synthetic import canaries
+from contract_tests.verdicts.findings import Findings, blocked, describe_call
 
 
 def _reqs(profile, channels):

@@ -15,14 +15,24 @@ from typing import Any
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from contract_tests import contracts
-from contract_tests.checks import not_a_failure, structured_error, texts
-from contract_tests.contracts import policy
-from contract_tests.concerns.common import applies as _applies, render
-from contract_tests.harness import canaries, oracles
-from contract_tests.harness.corpus import attack_path, no_echo_probes
-from contract_tests.harness.stdio import NoResponse, ServerGone, ServerStopped
-from contract_tests.verdicts import Finding, Findings, RequirementFailure, asking, describe_call, esc, one_case, unanswered
+from contract_tests.concerns.common import applies as _applies
+from contract_tests.concerns.common import render
+from contract_tests.contracts import specs as contracts
+from contract_tests.contracts.specs import policy
+from contract_tests.synthetic import canaries, oracles
+from contract_tests.synthetic.corpus import attack_path, no_echo_probes
+from contract_tests.transport.stdio import NoResponse, ServerGone, ServerStopped
+from contract_tests.verdicts.checks import not_a_failure, structured_error, texts
+from contract_tests.verdicts.findings import (
+    Finding,
+    Findings,
+    RequirementFailure,
+    asking,
+    describe_call,
+    esc,
+    one_case,
+    unanswered,
+)
 
 FUZZ = settings(max_examples=100, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])

@@ -12,13 +12,21 @@ from pathlib import Path
 
 import pytest
 
-from contract_tests.checks import called_ok, json_pointer, short, tool_output
-from contract_tests.concerns.common import (failing_calls, item_values, pick, render, require_sweep, run,
-                                            strip_volatile, sweep_calls)
-from contract_tests.harness.adapter import snapshot, snapshot_diff
-from contract_tests.harness.system import SocketWatch, needs_proc, own_ports, process_tree
-from contract_tests.target.shared import Once
-from contract_tests.verdicts import Findings, blocked, describe_call, esc
+from contract_tests.concerns.common import (
+    failing_calls,
+    item_values,
+    pick,
+    render,
+    require_sweep,
+    run,
+    strip_volatile,
+    sweep_calls,
+)
+from contract_tests.implementation.shared import Once
+from contract_tests.synthetic.adapter import snapshot, snapshot_diff
+from contract_tests.transport.system import SocketWatch, needs_proc, own_ports, process_tree
+from contract_tests.verdicts.checks import called_ok, json_pointer, short, tool_output
+from contract_tests.verdicts.findings import Findings, blocked, describe_call, esc
 
 
 def _one(profile, key):
@@ -32,7 +40,7 @@ class Observed:
     with a fresh HOME, XDG and TMPDIR (snapshotted once start-up settled), samples the sockets
     of its process tree while every sweep call and every failing call runs, closes it, and
     takes both snapshots again. Each test judges its own part, under its own requirement (one
-    observation per worker: target/shared.py)."""
+    observation per worker: implementation/shared.py)."""
 
     def __init__(self, servers, contract_fixture, profile, names, tmp_path_factory) -> None:
         fixture = type(contract_fixture).build(profile, tmp_path_factory.mktemp("observed"),

@@ -9,13 +9,20 @@ from typing import Any
 
 import pytest
 
-from contract_tests import contracts
-from contract_tests.checks import (called_ok, check_structured, output_validators, schema_errors, short,
-                                   tool_output, values_at)
 from contract_tests.concerns.common import render, run, sweep_calls
-from contract_tests.contracts import policy
-from contract_tests.harness import canaries
-from contract_tests.verdicts import Findings, describe_call, esc
+from contract_tests.contracts import specs as contracts
+from contract_tests.contracts.specs import policy
+from contract_tests.synthetic import canaries
+from contract_tests.verdicts.checks import (
+    called_ok,
+    check_structured,
+    output_validators,
+    schema_errors,
+    short,
+    tool_output,
+    values_at,
+)
+from contract_tests.verdicts.findings import Findings, describe_call, esc
 
 
 def _surface(profile) -> dict[str, Any]:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+from contract_tests.contracts.mapping import ready_seconds
 from contract_tests.generic_files.sweep import Sweep, run_sweep
-from contract_tests.harness.limits import patience
-from contract_tests.mapping import ready_seconds
+from contract_tests.transport.limits import patience
 
 
 @pytest.fixture(scope="session")

@@ -13,16 +13,22 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from contract_tests.checks import json_pointer, short, texts
-from contract_tests.contracts import policy
-from contract_tests.harness.corpus import attack_path
-from contract_tests.harness.files import (ESCAPE_LINKS, OUTSIDE_SIZE, OUTSIDE_WORD, PLAIN_FILE, PLAIN_SIZE,
-                                         FilesFixture)
-from contract_tests.harness import progress
-from contract_tests.harness.limits import patience
-from contract_tests.harness.stdio import NoResponse, ServerGone, ServerStopped
-from contract_tests.mapping import PathArgument, denial_forms, path_arguments, put, ready_seconds
-from contract_tests.verdicts import describe_call, esc
+from contract_tests.contracts.mapping import PathArgument, denial_forms, path_arguments, put, ready_seconds
+from contract_tests.contracts.specs import policy
+from contract_tests.synthetic.corpus import attack_path
+from contract_tests.synthetic.files import (
+    ESCAPE_LINKS,
+    OUTSIDE_SIZE,
+    OUTSIDE_WORD,
+    PLAIN_FILE,
+    PLAIN_SIZE,
+    FilesFixture,
+)
+from contract_tests.transport import progress
+from contract_tests.transport.limits import patience
+from contract_tests.transport.stdio import NoResponse, ServerGone, ServerStopped
+from contract_tests.verdicts.checks import json_pointer, short, texts
+from contract_tests.verdicts.findings import describe_call, esc
 
 # Missing paths beside the corpus: a read must not fall back to another file for them.
 MISSING = [

@@ -8,13 +8,19 @@ from __future__ import annotations
 
 import pytest
 
-from contract_tests.checks import check_structured, not_json_rpc, output_validators, short
-from contract_tests.harness.canaries import redact
-from contract_tests.harness.files import OUTSIDE_SIZE
-from contract_tests.generic_files.sweep import (Call, broken_tools, canary_piece, names_an_escape_link, reached,
-                                                reveals_outside)
-from contract_tests.mapping import denial_forms
-from contract_tests.verdicts import Finding, Findings, esc, unanswered
+from contract_tests.contracts.mapping import denial_forms
+from contract_tests.generic_files.sweep import (
+    Call,
+    broken_tools,
+    canary_piece,
+    names_an_escape_link,
+    reached,
+    reveals_outside,
+)
+from contract_tests.synthetic.canaries import redact
+from contract_tests.synthetic.files import OUTSIDE_SIZE
+from contract_tests.verdicts.checks import check_structured, not_json_rpc, output_validators, short
+from contract_tests.verdicts.findings import Finding, Findings, esc, unanswered
 
 # Every test here reads the one sweep (a session fixture): under xdist they run in one worker, so
 # the server is swept once (plugin.pytest_xdist_make_scheduler hands them out together).

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from contract_tests.generic_files.sweep import broken_tools, plain_calls
-from contract_tests.harness.fixtures import build_for
+from contract_tests.synthetic.fixtures import build_for
 
 FORMS = ("relative", "absolute")
 
@@ -28,7 +28,7 @@ class TrialFailed(Exception):
 def try_proposal(state: Any, proposed: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """The proposal with the path forms (and tools) the server serves, and notes saying what the
     trial found; TrialFailed when no tool serves a plain call in either form."""
-    from contract_tests.target.sessions import connect
+    from contract_tests.implementation.sessions import connect
     broken: dict[str, dict[str, str]] = {}
     with tempfile.TemporaryDirectory(prefix="rc-auto-trial-") as tmp:
         fixture = build_for(state.profile, Path(tmp) / "fixture", state.fixture_settings())

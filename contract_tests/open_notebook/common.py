@@ -11,16 +11,16 @@ from typing import Any
 
 import pytest
 
-from contract_tests import contracts
-from contract_tests.checks import called_ok, short, tool_output
-from contract_tests.harness.canaries import strings
-from contract_tests.harness.notebook_generator import ArtifactInfo, PassageInfo
-from contract_tests.harness.notebooks import ROLES, NotebooksFixture
-from contract_tests.names import find_list
-from contract_tests.running import own
-from contract_tests.target.calls import Calls
-from contract_tests.verdicts import Finding, RequirementFailure, blocked
+from contract_tests.contracts import specs as contracts
+from contract_tests.implementation.calls import Calls
+from contract_tests.implementation.names import find_list
 from contract_tests.open_notebook import PROFILES
+from contract_tests.synthetic.canaries import strings
+from contract_tests.synthetic.notebook_generator import ArtifactInfo, PassageInfo
+from contract_tests.synthetic.notebooks import ROLES, NotebooksFixture
+from contract_tests.verdicts.checks import called_ok, short, tool_output
+from contract_tests.verdicts.findings import Finding, RequirementFailure, blocked
+from contract_tests.verdicts.running import own
 
 PROFILE, = PROFILES  # the folder's one profile
 profiles_mark = pytest.mark.profiles(PROFILE)

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from contract_tests.checks import called_ok, tool_output
+from contract_tests.implementation.calls import call_wait
 from contract_tests.open_notebook.common import Session, as_failure
-from contract_tests.running import own
-from contract_tests.target.calls import call_wait
-from contract_tests.verdicts import RequirementFailure
+from contract_tests.verdicts.checks import called_ok, tool_output
+from contract_tests.verdicts.findings import RequirementFailure
+from contract_tests.verdicts.running import own
 
 MAX_CHUNKS = 200
 

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from contract_tests.checks import structured_error
-from contract_tests.harness.notebooks import ROLES
 from contract_tests.open_notebook.common import profiles_mark
-from contract_tests.verdicts import Findings, one_case
+from contract_tests.synthetic.notebooks import ROLES
+from contract_tests.verdicts.checks import structured_error
+from contract_tests.verdicts.findings import Findings, one_case
 
 pytestmark = [profiles_mark, pytest.mark.integration]
 # A well-typed value of each required argument (the ids need not exist: the failure is wanted).

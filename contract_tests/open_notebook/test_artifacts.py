@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from contract_tests.checks import called_ok, short
 from contract_tests.open_notebook.common import error_type, places, profiles_mark
-from contract_tests.running import own
-from contract_tests.verdicts import Findings, RequirementFailure, describe_call
+from contract_tests.verdicts.checks import called_ok, short
+from contract_tests.verdicts.findings import Findings, RequirementFailure, describe_call
+from contract_tests.verdicts.running import own
 
 pytestmark = [profiles_mark, pytest.mark.integration]
 

@@ -5,15 +5,28 @@ from __future__ import annotations
 
 import pytest
 
-from contract_tests.checks import _error_document  # noqa: PLC2701 - the channel detection is the suite's own
-from contract_tests.checks import called_ok, not_a_failure, schema_errors, short, structured_error, tool_output
-from contract_tests.harness.notebooks import CROSS_QUERIES, ROLES
-from contract_tests.harness.system import MACHINE_LACKS
-from contract_tests.open_notebook.common import (COLLECTION_SCOPED, NO_ARTIFACT, NO_PASSAGE, error_type, hits,
-                                                 profiles_mark)
+from contract_tests.open_notebook.common import (
+    COLLECTION_SCOPED,
+    NO_ARTIFACT,
+    NO_PASSAGE,
+    error_type,
+    hits,
+    profiles_mark,
+)
 from contract_tests.open_notebook.conftest import pull
-from contract_tests.running import own
-from contract_tests.verdicts import Findings, RequirementFailure, describe_call, esc, one_case
+from contract_tests.synthetic.notebooks import CROSS_QUERIES, ROLES
+from contract_tests.transport.system import MACHINE_LACKS
+from contract_tests.verdicts.checks import (
+    _error_document,  # noqa: PLC2701 - the channel detection is the suite's own
+    called_ok,
+    not_a_failure,
+    schema_errors,
+    short,
+    structured_error,
+    tool_output,
+)
+from contract_tests.verdicts.findings import Findings, RequirementFailure, describe_call, esc, one_case
+from contract_tests.verdicts.running import own
 
 pytestmark = [profiles_mark, pytest.mark.integration]
 

@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 
-from contract_tests.checks import called_ok, short, structured_error, tool_output
-from contract_tests.harness.adapter import snapshot, snapshot_diff
-from contract_tests.harness.notebook_generator import ArtifactInfo
-from contract_tests.contracts import choice
+from contract_tests.contracts.specs import choice
 from contract_tests.open_notebook.common import Found, Session, places, profiles_mark
 from contract_tests.open_notebook.conftest import pull
-from contract_tests.running import own
-from contract_tests.verdicts import Finding, Findings, RequirementFailure, esc, one_case
+from contract_tests.synthetic.adapter import snapshot, snapshot_diff
+from contract_tests.synthetic.notebook_generator import ArtifactInfo
+from contract_tests.verdicts.checks import called_ok, short, structured_error, tool_output
+from contract_tests.verdicts.findings import Finding, Findings, RequirementFailure, esc, one_case
+from contract_tests.verdicts.running import own
 
 pytestmark = [profiles_mark, pytest.mark.data_integrity]
 COVERAGES = ("exact_text", "passage_with_context", "notebook_file")

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from contract_tests.checks import short, tool_output
-from contract_tests.harness.notebooks import ROLES
 from contract_tests.open_notebook.common import profiles_mark
-from contract_tests.verdicts import Findings, blocked
+from contract_tests.synthetic.notebooks import ROLES
+from contract_tests.verdicts.checks import short, tool_output
+from contract_tests.verdicts.findings import Findings, blocked
 
 pytestmark = [profiles_mark, pytest.mark.e2e]
 

@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from contract_tests.checks import called_ok, short, tool_output
 from contract_tests.open_notebook.common import profiles_mark
-from contract_tests.running import own
-from contract_tests.verdicts import Findings, describe_call
+from contract_tests.verdicts.checks import called_ok, short, tool_output
+from contract_tests.verdicts.findings import Findings, describe_call
+from contract_tests.verdicts.running import own
 
 pytestmark = [profiles_mark]
 KINDS = ("probe", "fence", "unicode", "list")  # fixture passages on different notebooks or pages

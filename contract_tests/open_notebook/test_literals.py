@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from contract_tests.checks import short, structured_error
-from contract_tests.harness.notebooks import ROLES
 from contract_tests.open_notebook.common import COLLECTION_SCOPED, echoes, padded, profiles_mark
-from contract_tests.verdicts import Findings, RequirementFailure, describe_call, one_case
+from contract_tests.synthetic.notebooks import ROLES
+from contract_tests.verdicts.checks import short, structured_error
+from contract_tests.verdicts.findings import Findings, RequirementFailure, describe_call, one_case
 
 pytestmark = [profiles_mark, pytest.mark.unit]
 # The seed's literals (list_artifact_sets' Error Response and SessionContext.requireCollection).

@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from contract_tests.checks import called_ok
 from contract_tests.open_notebook.common import profiles_mark
-from contract_tests.verdicts import Findings
+from contract_tests.verdicts.checks import called_ok
+from contract_tests.verdicts.findings import Findings
 
 pytestmark = [profiles_mark, pytest.mark.performance]
 

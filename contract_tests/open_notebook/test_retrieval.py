@@ -8,13 +8,13 @@ from typing import Any
 
 import pytest
 
-from contract_tests.checks import called_ok, short, structured_error, tool_output
-from contract_tests.harness.notebooks import BROAD_QUERY, CROSS_QUERIES, NotebooksFixture
-from contract_tests.contracts import choice
+from contract_tests.contracts.specs import choice
 from contract_tests.open_notebook.common import error_type, hits, places, profiles_mark
 from contract_tests.open_notebook.conftest import pull
-from contract_tests.running import own
-from contract_tests.verdicts import Finding, Findings, RequirementFailure, describe_call, esc, one_case
+from contract_tests.synthetic.notebooks import BROAD_QUERY, CROSS_QUERIES, NotebooksFixture
+from contract_tests.verdicts.checks import called_ok, short, structured_error, tool_output
+from contract_tests.verdicts.findings import Finding, Findings, RequirementFailure, describe_call, esc, one_case
+from contract_tests.verdicts.running import own
 
 pytestmark = [profiles_mark, pytest.mark.integration]
 NOTABLE = ("probe", "long_context", "multiline", "list", "fence", "unicode")

@@ -10,13 +10,20 @@ import time
 
 import pytest
 
-from contract_tests.checks import called_ok, first_difference, short, structured_error
-from contract_tests.harness.notebooks import ROLES
-from contract_tests.open_notebook.common import (STEP_ORDER, content_tokens, echoes, error_type, hits, padded,
-                                                profiles_mark)
+from contract_tests.open_notebook.common import (
+    STEP_ORDER,
+    content_tokens,
+    echoes,
+    error_type,
+    hits,
+    padded,
+    profiles_mark,
+)
 from contract_tests.open_notebook.conftest import pull
-from contract_tests.running import own
-from contract_tests.verdicts import Findings, describe_call, esc, one_case
+from contract_tests.synthetic.notebooks import ROLES
+from contract_tests.verdicts.checks import called_ok, first_difference, short, structured_error
+from contract_tests.verdicts.findings import Findings, describe_call, esc, one_case
+from contract_tests.verdicts.running import own
 
 pytestmark = [profiles_mark]
 MIN_DIFFERING = 16  # characters two consecutive tokens must differ in (64 bits even in hex)

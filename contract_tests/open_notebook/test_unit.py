@@ -7,13 +7,25 @@ from typing import Any
 
 import pytest
 
-from contract_tests.checks import called_ok, short, tool_output
-from contract_tests.contracts import choice
-from contract_tests.open_notebook.common import (ARTIFACT_DISCLAIMER, AVAILABLE_OPERATIONS, NO_ARTIFACT, NO_PASSAGE,
-                                                 NOTES, PASSAGE_DISCLAIMER, ROLES, STEP_ORDER, content_tokens, hits,
-                                                 listed_tools, profiles_mark, result_meta)
-from contract_tests.running import own
-from contract_tests.verdicts import Findings, RequirementFailure, blocked, describe_call, esc
+from contract_tests.contracts.specs import choice
+from contract_tests.open_notebook.common import (
+    ARTIFACT_DISCLAIMER,
+    AVAILABLE_OPERATIONS,
+    NO_ARTIFACT,
+    NO_PASSAGE,
+    NOTES,
+    PASSAGE_DISCLAIMER,
+    ROLES,
+    STEP_ORDER,
+    content_tokens,
+    hits,
+    listed_tools,
+    profiles_mark,
+    result_meta,
+)
+from contract_tests.verdicts.checks import called_ok, short, tool_output
+from contract_tests.verdicts.findings import Findings, RequirementFailure, blocked, describe_call, esc
+from contract_tests.verdicts.running import own
 
 pytestmark = [profiles_mark, pytest.mark.unit]
 

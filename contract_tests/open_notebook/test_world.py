@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from contract_tests.checks import short
-from contract_tests.open_notebook.common import (INTERPRETATION_RULE, MUTATION_PROHIBITIONS, REFUSAL_CONDITIONS,
-                                                 listed_tools, profiles_mark)
-from contract_tests.verdicts import Findings
+from contract_tests.open_notebook.common import (
+    INTERPRETATION_RULE,
+    MUTATION_PROHIBITIONS,
+    REFUSAL_CONDITIONS,
+    listed_tools,
+    profiles_mark,
+)
+from contract_tests.verdicts.checks import short
+from contract_tests.verdicts.findings import Findings
 
 pytestmark = [profiles_mark, pytest.mark.unit]
 

@@ -9,14 +9,15 @@ from typing import Any
 
 import pytest
 
-from contract_tests.checks import called_ok, error_code, schema_errors, structured_error
-from contract_tests.contracts import validator
-from contract_tests.harness.limits import patience
-from contract_tests.names import entry_paths, find_list, numbered
-from contract_tests.running import _checked, own
-from contract_tests.target import calls as target_calls
-from contract_tests.verdicts import Finding, Findings, RequirementFailure, esc
+from contract_tests.contracts.specs import validator
+from contract_tests.implementation import calls as target_calls
+from contract_tests.implementation.names import entry_paths, find_list, numbered
 from contract_tests.retrieval_tools import PROFILES
+from contract_tests.synthetic.roots import REPOS
+from contract_tests.transport.limits import patience
+from contract_tests.verdicts.checks import called_ok, error_code, schema_errors, structured_error
+from contract_tests.verdicts.findings import Finding, Findings, RequirementFailure, esc
+from contract_tests.verdicts.running import _checked, own
 
 PROFILE, = PROFILES  # the folder's one profile
 profiles_mark = pytest.mark.profiles(PROFILE)
@@ -174,3 +175,43 @@ def names_the_root(text: str, root_name: str, value: str | None) -> bool:
 
 __all__ = ["Calls", "ENVELOPE", "Findings", "crash", "crash_findings", "start_with_roots", "started", "names_the_root",
            "profiles_mark", "TOOLS", "PROFILE"]
+
+
+# --- what search and open_file should answer on a fixture --------------------------------
+
+def match_pairs(matches):
+    return [(m.get("path"), m.get("line")) for m in matches]
+
+
+# "relative path (lexicographic)" (FR-002) names no collation: by code point, or case-insensitively
+# (ties by code point), are both lexicographic orders. A "natural" order (a2 before a10) is not.
+PATH_ORDERS = {"code point": None, "case-insensitive": lambda path: (path.casefold(), path)}
+
+
+def expected_matches(fixture, query, repo="both", order=None, *, nested=True):
+    """Expected (path, line) pairs; without `nested`, files a nested .gitignore decides on are
+    left out (seed checks accept them shown or not: RT-VIS-005)."""
+    skip = set() if nested else {p for r in REPOS for p in fixture.nested_paths(r)}
+    return [(path, line) for _repo, path, line in fixture.expected_matches(query, repo, order) if path not in skip]
+
+
+def without_nested(fixture, pairs):
+    skip = {p for r in REPOS for p in fixture.nested_paths(r)}
+    return [pair for pair in pairs if not (isinstance(pair[0], str) and pair[0] in skip)]
+
+
+def first_difference(got, want) -> str:
+    i = next((n for n, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
+    return (f"first difference at match {i}: got {esc(got[i:i + 2])}, expected {esc(want[i:i + 2])} "
+            f"({len(got)} matches, expected {len(want)})")
+
+
+def as_file_lines(got: list[tuple[int, str]], spec) -> list[tuple[int, str]]:
+    """Numbered lines as the fixture counts them. Seed 003 does not say how a file splits into
+    lines: a CR kept at the end of a CRLF line, and one empty line counted after the final
+    newline (a plain split on LF), are accepted (the empty line is the advisory RT-OPEN-003's)."""
+    lines = [(n, t[:-1] if isinstance(t, str) and t.endswith("\r") else t) for n, t in got]
+    want = len(spec.lines())
+    if (not spec.data or spec.data.endswith(b"\n")) and lines[want:] == [(want + 1, "")]:
+        lines = lines[:want]
+    return lines

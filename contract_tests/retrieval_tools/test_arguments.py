@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pytest
 
-from contract_tests.checks import called_ok
-from contract_tests.harness.roots import NEEDLE_COMMON
 from contract_tests.retrieval_tools.common import ENVELOPE, Calls, Findings, profiles_mark
-from contract_tests.verdicts import esc, one_case
+from contract_tests.synthetic.roots import NEEDLE_COMMON
+from contract_tests.verdicts.checks import called_ok
+from contract_tests.verdicts.findings import esc, one_case
 
 pytestmark = [profiles_mark, pytest.mark.integration]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from contract_tests.checks import called_ok
-from contract_tests.contracts import choice
+from contract_tests.contracts.specs import choice
 from contract_tests.retrieval_tools.common import Findings, profiles_mark
+from contract_tests.verdicts.checks import called_ok
 
 pytestmark = [profiles_mark, pytest.mark.integration]
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import pytest
 
-from contract_tests import contracts
-from contract_tests.checks import called_ok, error_code, json_pointer, structured_error
-from contract_tests.harness.roots import NEEDLE_COMMON
+from contract_tests.contracts import specs as contracts
 from contract_tests.retrieval_tools.common import Calls, Findings, crash, crash_findings, profiles_mark
-from contract_tests.running import judged_elsewhere, own
-from contract_tests.verdicts import esc
+from contract_tests.synthetic.roots import NEEDLE_COMMON
+from contract_tests.verdicts.checks import called_ok, error_code, json_pointer, structured_error
+from contract_tests.verdicts.findings import esc
+from contract_tests.verdicts.running import judged_elsewhere, own
 
 pytestmark = [profiles_mark, pytest.mark.integration]
 
@@ -108,7 +108,7 @@ def test_each_failure_class_gives_one_stable_code_and_the_reasons_differ(server,
     trap_server = own_servers.start(traps)
     trap_server.initialize()
     by_server = {False: Calls(trap_server, names, profile), True: None}
-    from contract_tests.harness.privileges import unprivileged_prefix
+    from contract_tests.transport.privileges import unprivileged_prefix
     prefix, why = unprivileged_prefix()
     if prefix is not None:
         locked_server = own_servers.start(fixture_roots.twin("locked"), unprivileged=True)
@@ -149,7 +149,7 @@ def test_each_failure_class_gives_one_stable_code_and_the_reasons_differ(server,
 
 def _blocked(message, *, req: str | None = None):
     req = own(req)
-    from contract_tests.verdicts import Finding
+    from contract_tests.verdicts.findings import Finding
     return Finding(req, message, kind="blocked")
 
 

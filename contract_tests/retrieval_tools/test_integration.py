@@ -1,62 +1,31 @@
-"""Integration tier: search order, limits and truncation, visibility, the file tools, a root
-given relative or with a trailing slash (declared choices: test_choices.py; the start-up
-refusals: test_startup.py; failures and their codes: test_failures.py). Checks read only the fields
+"""Integration tier: search order, limits and truncation, visibility, the file tools (declared
+choices: test_choices.py; the start-up, and a root given relative or with a trailing slash:
+test_startup.py; failures and their codes: test_failures.py). Checks read only the fields
 seed 003 names; the lists inside `result` are found by the profile's locators (or the declaration)."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 import pytest
 
-from contract_tests.checks import called_ok
-from contract_tests.harness.roots import NEEDLE_BINARY, NEEDLE_COMMON, NEEDLE_HIDDEN, NEEDLE_MANY, REPOS
-from contract_tests.contracts import choice
-from contract_tests.retrieval_tools.common import Calls, Findings, profiles_mark
-from contract_tests.names import find_value
-from contract_tests.running import own
-from contract_tests.verdicts import RequirementFailure, esc
+from contract_tests.contracts.specs import choice
+from contract_tests.implementation.names import find_value
+from contract_tests.retrieval_tools.common import (
+    PATH_ORDERS,
+    Calls,
+    Findings,
+    as_file_lines,
+    expected_matches,
+    first_difference,
+    match_pairs,
+    profiles_mark,
+    without_nested,
+)
+from contract_tests.synthetic.roots import NEEDLE_BINARY, NEEDLE_COMMON, NEEDLE_HIDDEN, NEEDLE_MANY, REPOS
+from contract_tests.verdicts.checks import called_ok
+from contract_tests.verdicts.findings import RequirementFailure, esc
+from contract_tests.verdicts.running import own
 
 pytestmark = [profiles_mark, pytest.mark.integration]
-
-
-def _pairs(matches):
-    return [(m.get("path"), m.get("line")) for m in matches]
-
-
-# "relative path (lexicographic)" (FR-002) names no collation: by code point, or case-insensitively
-# (ties by code point), are both lexicographic orders. A "natural" order (a2 before a10) is not.
-PATH_ORDERS = {"code point": None, "case-insensitive": lambda path: (path.casefold(), path)}
-
-
-def _expected(fixture, query, repo="both", order=None, *, nested=True):
-    """Expected (path, line) pairs; without `nested`, files a nested .gitignore decides on are
-    left out (seed checks accept them shown or not: RT-VIS-005)."""
-    skip = set() if nested else {p for r in REPOS for p in fixture.nested_paths(r)}
-    return [(path, line) for _repo, path, line in fixture.expected_matches(query, repo, order) if path not in skip]
-
-
-def _without_nested(fixture, pairs):
-    skip = {p for r in REPOS for p in fixture.nested_paths(r)}
-    return [pair for pair in pairs if not (isinstance(pair[0], str) and pair[0] in skip)]
-
-
-def _first_difference(got, want) -> str:
-    i = next((n for n, (a, b) in enumerate(zip(got, want)) if a != b), min(len(got), len(want)))
-    return (f"first difference at match {i}: got {esc(got[i:i + 2])}, expected {esc(want[i:i + 2])} "
-            f"({len(got)} matches, expected {len(want)})")
-
-
-def as_file_lines(got: list[tuple[int, str]], spec) -> list[tuple[int, str]]:
-    """Numbered lines as the fixture counts them. Seed 003 does not say how a file splits into
-    lines: a CR kept at the end of a CRLF line, and one empty line counted after the final
-    newline (a plain split on LF), are accepted (the empty line is the advisory RT-OPEN-003's)."""
-    lines = [(n, t[:-1] if isinstance(t, str) and t.endswith("\r") else t) for n, t in got]
-    want = len(spec.lines())
-    if (not spec.data or spec.data.endswith(b"\n")) and lines[want:] == [(want + 1, "")]:
-        lines = lines[:want]
-    return lines
 
 
 # --- search ---------------------------------------------------------------------------
@@ -64,12 +33,12 @@ def as_file_lines(got: list[tuple[int, str]], spec) -> list[tuple[int, str]]:
 @pytest.mark.req("RT-SRCH-001")
 def test_search_orders_by_repo_then_path_then_line(calls, fixture_roots):
     """Paths by code point or case-insensitively: the seed says lexicographic, not which."""
-    got = _without_nested(fixture_roots, _pairs(calls.matches({"query": NEEDLE_COMMON, "repo": "both"})))
-    wants = {name: _expected(fixture_roots, NEEDLE_COMMON, order=key, nested=False)
+    got = without_nested(fixture_roots, match_pairs(calls.matches({"query": NEEDLE_COMMON, "repo": "both"})))
+    wants = {name: expected_matches(fixture_roots, NEEDLE_COMMON, order=key, nested=False)
              for name, key in PATH_ORDERS.items()}
     with Findings() as findings:
         findings.check(got in wants.values(), "in no lexicographic path order (code point or "
-                       "case-insensitive); by code point, " + _first_difference(got, wants["code point"]))
+                       "case-insensitive); by code point, " + first_difference(got, wants["code point"]))
 
 
 def _preview_from(preview: str, line: str) -> bool:
@@ -83,8 +52,8 @@ def _preview_from(preview: str, line: str) -> bool:
 @pytest.mark.req("RT-SRCH-002")
 def test_each_match_carries_path_line_and_a_preview_of_its_line(calls, fixture_roots, profile):
     lines = {f.path: f.lines() for f in fixture_roots.files if f.visible and not f.binary}
-    from contract_tests.checks import schema_errors
-    from contract_tests.contracts import validator
+    from contract_tests.contracts.specs import validator
+    from contract_tests.verdicts.checks import schema_errors
     match_schema = validator(profile.data["schemas"]["match"])
     with Findings() as findings:
         for match in calls.matches({"query": NEEDLE_COMMON, "repo": "both"}):
@@ -109,16 +78,16 @@ def _truncated(envelope) -> object:
 @pytest.mark.req("RT-SRCH-003")
 def test_the_default_limit_is_200_and_truncated_says_when_matches_were_cut(calls, fixture_roots, profile):
     default = profile.limits["default_limit"]
-    want = _expected(fixture_roots, NEEDLE_MANY)
+    want = expected_matches(fixture_roots, NEEDLE_MANY)
     assert len(want) > default, "the fixture must hold more matches than the default limit"
     with Findings() as findings:
         full = calls.ok("search", {"query": NEEDLE_MANY, "repo": "both"})
-        got = _pairs(calls.matches({"query": NEEDLE_MANY, "repo": "both"}))
+        got = match_pairs(calls.matches({"query": NEEDLE_MANY, "repo": "both"}))
         findings.check(len(got) == default, f"without a limit: {len(got)} matches, not {default}")
         findings.check(_truncated(full) is True, "without a limit the matches were cut but "
                        f"meta.truncated is {_truncated(full)!r}")
         few = calls.ok("search", {"query": NEEDLE_MANY, "repo": "both", "limit": 7})
-        got = _pairs(calls.matches({"query": NEEDLE_MANY, "repo": "both", "limit": 7}))
+        got = match_pairs(calls.matches({"query": NEEDLE_MANY, "repo": "both", "limit": 7}))
         findings.check(got == want[:7], f"limit 7: not the first 7 matches ({len(got)} came)")
         findings.check(_truncated(few) is True, f"limit 7 cut the matches but meta.truncated is "
                        f"{_truncated(few)!r}")
@@ -133,15 +102,15 @@ def test_the_default_limit_is_200_and_truncated_says_when_matches_were_cut(calls
 @pytest.mark.parametrize("repo", ["docs", "code", "both"])
 def test_repo_selects_which_roots_are_searched(calls, fixture_roots, repo):
     """Which matches come back, in whatever order (the order is RT-SRCH-001's)."""
-    got = sorted(_without_nested(fixture_roots, _pairs(calls.matches({"query": NEEDLE_COMMON, "repo": repo}))), key=str)
-    want = sorted(_expected(fixture_roots, NEEDLE_COMMON, repo, nested=False), key=str)
+    got = sorted(without_nested(fixture_roots, match_pairs(calls.matches({"query": NEEDLE_COMMON, "repo": repo}))), key=str)
+    want = sorted(expected_matches(fixture_roots, NEEDLE_COMMON, repo, nested=False), key=str)
     with Findings() as findings:
-        findings.check(got == want, f"repo={repo} (sorted): " + _first_difference(got, want))
+        findings.check(got == want, f"repo={repo} (sorted): " + first_difference(got, want))
 
 
 @pytest.mark.req("RT-SRCH-006")
 def test_search_skips_binary_files(calls):
-    got = _pairs(calls.matches({"query": NEEDLE_BINARY, "repo": "both"}))
+    got = match_pairs(calls.matches({"query": NEEDLE_BINARY, "repo": "both"}))
     with Findings() as findings:
         findings.check(got == [], f"binary files matched: {esc(got[:3])}")
 
@@ -155,10 +124,10 @@ def test_search_answers_on_roots_that_hold_symlinks(own_servers, fixture_roots, 
     srv = own_servers.start(twin)
     srv.initialize()
     try:
-        got = set(_pairs(Calls(srv, names, profile).matches({"query": NEEDLE_COMMON, "repo": "both"})))
+        got = set(match_pairs(Calls(srv, names, profile).matches({"query": NEEDLE_COMMON, "repo": "both"})))
     finally:
         srv.close(timeout=3)
-    missing = [m for m in _expected(twin, NEEDLE_COMMON, nested=False) if m not in got]
+    missing = [m for m in expected_matches(twin, NEEDLE_COMMON, nested=False) if m not in got]
     with Findings() as findings:
         findings.check(not missing, f"the root's own matches are missing: {esc(missing[:3])}")
 
@@ -236,8 +205,8 @@ def test_listing_a_hidden_or_ignored_directory_shows_none_of_its_contents(calls,
     with Findings() as findings:
         if not called_ok(response):
             return
-        from contract_tests.checks import tool_output
-        from contract_tests.names import entry_paths, find_list
+        from contract_tests.implementation.names import entry_paths, find_list
+        from contract_tests.verdicts.checks import tool_output
         found = find_list(calls.profile, "list_dir.entries", tool_output(response, req=VIS_REQ[why]))
         paths = entry_paths(found or []) or []
         findings.check(not paths, f"listing the {why} directory {directory} shows {esc(paths[:3])}", req=VIS_REQ[why],
@@ -248,7 +217,7 @@ def test_listing_a_hidden_or_ignored_directory_shows_none_of_its_contents(calls,
 def test_a_nested_gitignore_applies_with_its_negation(calls, fixture_roots):
     """guide/.gitignore ignores draft-*.md and re-includes draft-keep.md, as git reads it."""
     entries = calls.entries({"repo": "docs", "path": "guide"})
-    matches = {path for path, _line in _pairs(calls.matches({"query": NEEDLE_COMMON, "repo": "docs"}))}
+    matches = {path for path, _line in match_pairs(calls.matches({"query": NEEDLE_COMMON, "repo": "docs"}))}
     hidden = calls.matches({"query": NEEDLE_HIDDEN, "repo": "docs"})
     with Findings() as findings:
         for spec in (f for f in fixture_roots.files if f.nested):
@@ -273,7 +242,7 @@ def test_open_file_returns_every_line_numbered(calls, fixture_roots, repo, path)
     want = list(enumerate(spec.lines(), 1))
     got = as_file_lines(got, spec)
     with Findings() as findings:
-        findings.check(got == want, f"{repo}:{path}: " + _first_difference(got, want))
+        findings.check(got == want, f"{repo}:{path}: " + first_difference(got, want))
 
 
 @pytest.mark.req("RT-OPEN-003")
@@ -320,7 +289,7 @@ def test_get_snippet_returns_exactly_the_range(calls, start, end):
     got = calls.lines("get_snippet", {"repo": "docs", "path": "lines.md", "start_line": start, "end_line": end})
     want = [(i, f"line {i}") for i in range(start, end + 1)]
     with Findings() as findings:
-        findings.check(got == want, f"range {start}-{end}: " + _first_difference(got, want))
+        findings.check(got == want, f"range {start}-{end}: " + first_difference(got, want))
 
 
 @pytest.mark.req("RT-SNIP-002")
@@ -371,60 +340,10 @@ def test_search_skips_entries_it_cannot_read(own_servers, fixture_roots, names, 
     srv = own_servers.start(locked, unprivileged=True)
     srv.initialize()
     try:
-        got = _pairs(Calls(srv, names, profile).matches({"query": NEEDLE_COMMON, "repo": "docs"}))
+        got = match_pairs(Calls(srv, names, profile).matches({"query": NEEDLE_COMMON, "repo": "docs"}))
     finally:
         srv.close(timeout=3)
-    got = sorted(_without_nested(locked, got), key=str)
-    want = sorted(_expected(locked, NEEDLE_COMMON, "docs", nested=False), key=str)
+    got = sorted(without_nested(locked, got), key=str)
+    want = sorted(expected_matches(locked, NEEDLE_COMMON, "docs", nested=False), key=str)
     with Findings() as findings:
-        findings.check(got == want, "(sorted) " + _first_difference(got, want))
-
-
-# --- start-up (the refusals: test_startup.py) ------------------------------------------
-
-@pytest.mark.req("RT-CFG-005")
-@pytest.mark.parametrize("form", ["relative", "trailing-slash"])
-def test_a_relative_or_trailing_slash_root_is_refused_or_served_alike(own_servers, fixture_roots, names, profile, form):
-    home = own_servers.fresh_home()
-    docs = fixture_roots.repo_root("docs")
-    value = os.path.relpath(docs, home) if form == "relative" else str(docs) + "/"
-    srv = own_servers.start(fixture_roots, home=home, extra={"docs_root": value})
-    response = srv.initialize()
-    with Findings() as findings:
-        if "result" not in response:
-            srv.close(timeout=3)
-            findings.check(choice("relative_roots") != "serve",
-                           f"declared relative_roots: serve, but the server did not start with DOCS_ROOT={value}")
-            return
-        calls = Calls(srv, names, profile)
-        try:
-            got = calls.lines("open_file", {"repo": "docs", "path": "README.md"})
-            spec = next(f for f in fixture_roots.files if (f.repo, f.path) == ("docs", "README.md"))
-            findings.check(as_file_lines(got, spec) == list(enumerate(spec.lines(), 1)),
-                           "open_file README.md differs from "
-                           f"the file with DOCS_ROOT={value}")
-            # Which matches, in whatever order, nested-.gitignore files aside (RT-SRCH-001, RT-VIS-005).
-            matches = sorted(_without_nested(fixture_roots, _pairs(calls.matches(
-                {"query": NEEDLE_COMMON, "repo": "docs"}))), key=str)
-            want = sorted(_expected(fixture_roots, NEEDLE_COMMON, "docs", nested=False), key=str)
-            findings.check(matches == want, f"search differs with DOCS_ROOT={value} (sorted): "
-                           + _first_difference(matches, want))
-            # The root itself (no path: the one listing a root spelled otherwise can break alone),
-            # then a subdirectory: the visible entries, relative to the root.
-            for directory in ("", "guide"):
-                entries = calls.entries({"repo": "docs", **({"path": directory} if directory else {})})
-                where = f"list_dir docs:{directory or '(no path)'}"
-                findings.check(all(not Path(p).is_absolute() for p in entries),
-                               f"{where} gave absolute paths with DOCS_ROOT={value}")
-                prefix = f"{directory}/" if directory else ""
-                nested = fixture_roots.nested_paths("docs")
-                got = sorted(p for p in entries if not fixture_roots.why_invisible("docs", p) and p not in nested)
-                want = sorted(prefix + name for name, _kind in fixture_roots.visible_entries("docs", directory)
-                              if prefix + name not in nested)
-                findings.check(got == want, f"{where} differs with DOCS_ROOT={value}: gave {esc(got)}, "
-                               f"expected {esc(want)}")
-            response, request = calls.raw("open_file", {"repo": "docs", "path": "../code/src/main.py"})
-            findings.check(not called_ok(response), f"a traversal into the other root succeeded with "
-                           f"DOCS_ROOT={value}", request=request)
-        finally:
-            srv.close(timeout=3)
+        findings.check(got == want, "(sorted) " + first_difference(got, want))

@@ -7,10 +7,10 @@ import time
 
 import pytest
 
-from contract_tests.checks import called_ok, check, short
-from contract_tests.harness.roots import build_corpus
 from contract_tests.retrieval_tools.common import Calls, profiles_mark
-from contract_tests.verdicts import describe_call
+from contract_tests.synthetic.roots import build_corpus
+from contract_tests.verdicts.checks import called_ok, check, short
+from contract_tests.verdicts.findings import describe_call
 
 pytestmark = [profiles_mark, pytest.mark.performance]
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from contract_tests.checks import called_ok
-from contract_tests.harness import canaries
-from contract_tests.harness.roots import NEEDLE_COMMON
 from contract_tests.retrieval_tools.common import Calls, Findings, profiles_mark, start_with_roots, started
-from contract_tests.verdicts import esc
+from contract_tests.synthetic import canaries
+from contract_tests.synthetic.roots import NEEDLE_COMMON
+from contract_tests.verdicts.checks import called_ok
+from contract_tests.verdicts.findings import esc
 
 pytestmark = [profiles_mark, pytest.mark.security]
 

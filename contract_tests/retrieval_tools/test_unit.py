@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from contract_tests.harness.roots import NEEDLE_COMMON
 from contract_tests.retrieval_tools.common import TOOLS, Calls, Findings, profiles_mark
-from contract_tests.verdicts import esc
+from contract_tests.synthetic.roots import NEEDLE_COMMON
+from contract_tests.verdicts.findings import esc
 
 pytestmark = [profiles_mark, pytest.mark.unit]
 

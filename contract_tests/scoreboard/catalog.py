@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .. import __version__, contracts
+from contract_tests import __version__
+from contract_tests.contracts import specs as contracts
 
 LANGUAGES = {"npm": "JavaScript", "pypi": "Python", "command": "local"}
 UNJUDGED = ("note", "checked", "language")  # catalog keys that do not change a run

@@ -12,7 +12,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from .. import contracts
+from contract_tests.contracts import specs as contracts
+
 from .board import entry_dir, overall
 
 COLOURS = {"pass": "#2e7d32", "fail": "#c62828", "advisory": "#ef6c00", "blocked": "#6a1b9a",

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from contract_tests.contracts import policy
+from contract_tests.contracts.specs import policy
 from contract_tests.section_source import PROFILES
 
 TOOL = "get_section_source"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from contract_tests.base.test_protocol import MODERN_META
-from contract_tests.checks import check, schema_errors, tool_output
-from contract_tests.harness import canaries
 from contract_tests.section_source.common import TOOL, body_free_tools, profiles_mark
+from contract_tests.synthetic import canaries
+from contract_tests.verdicts.checks import check, schema_errors, tool_output
 
 pytestmark = [profiles_mark, pytest.mark.e2e]
 BODY_CLASSES = ("body", "code")

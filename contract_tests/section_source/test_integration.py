@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from contract_tests import contracts
-from contract_tests.checks import called_ok, check_vector, error_texts, short, structured_error, tool_output
-from contract_tests.contracts import load_profile
+from contract_tests.contracts import specs as contracts
+from contract_tests.contracts.specs import load_profile
 from contract_tests.section_source.common import TOOL, body_free_tools, profiles_mark
-from contract_tests.verdicts import Findings, blocked, describe_call
+from contract_tests.verdicts.checks import called_ok, check_vector, error_texts, short, structured_error, tool_output
+from contract_tests.verdicts.findings import Findings, blocked, describe_call
 
 pytestmark = [profiles_mark, pytest.mark.integration]
 

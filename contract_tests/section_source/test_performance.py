@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from contract_tests.checks import check, fail, tool_output
-from contract_tests.harness import fsevents
-from contract_tests.harness.system import MACHINE_LACKS
-from contract_tests.harness.vault import Fixture
 from contract_tests.section_source.common import TOOL, profiles_mark
+from contract_tests.synthetic.vault import Fixture
+from contract_tests.transport import fsevents
+from contract_tests.transport.system import MACHINE_LACKS
+from contract_tests.verdicts.checks import check, fail, tool_output
 
 pytestmark = [profiles_mark, pytest.mark.performance]
 needs_inotify = pytest.mark.skipif(not fsevents.available(), reason=f"{MACHINE_LACKS} Linux inotify")

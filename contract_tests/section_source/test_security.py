@@ -10,11 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from contract_tests.checks import error_texts, not_a_failure, keys_of, schema_errors, short, tool_output
-from contract_tests.harness import canaries
-from contract_tests.harness.corpus import attack_path
 from contract_tests.section_source.common import TOOL, attacks, body_free_tools, forbidden, profiles_mark
-from contract_tests.verdicts import Findings, describe_call
+from contract_tests.synthetic import canaries
+from contract_tests.synthetic.corpus import attack_path
+from contract_tests.verdicts.checks import error_texts, keys_of, not_a_failure, schema_errors, short, tool_output
+from contract_tests.verdicts.findings import Findings, describe_call
 
 pytestmark = [profiles_mark, pytest.mark.security]
 

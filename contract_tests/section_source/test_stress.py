@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from contract_tests.checks import check, short, structured_error, tool_output
-from contract_tests.harness.stdio import NoResponse, ServerGone
 from contract_tests.section_source.common import TOOL, profiles_mark
+from contract_tests.transport.stdio import NoResponse, ServerGone
+from contract_tests.verdicts.checks import check, short, structured_error, tool_output
 
 pytestmark = [profiles_mark, pytest.mark.stress]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from contract_tests.checks import tool_output
 from contract_tests.section_source.common import TOOL, profiles_mark
-from contract_tests.verdicts import Findings
+from contract_tests.verdicts.checks import tool_output
+from contract_tests.verdicts.findings import Findings
 
 pytestmark = [profiles_mark, pytest.mark.unit]
 

@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from contract_tests.checks import check, fail, result_of, short
-from contract_tests.contracts import policy
-from contract_tests.harness import canaries
-from contract_tests.harness.http import HttpServer
-from contract_tests.harness.oracles import seed_normalize  # noqa: F401
-from contract_tests.harness.upstream import RecordedRequest, read_path  # noqa: F401
+from contract_tests.contracts.specs import policy
 from contract_tests.section_source_hosted import PROFILES
-from contract_tests.running import own
+from contract_tests.synthetic import canaries
+from contract_tests.synthetic.oracles import seed_normalize  # noqa: F401
+from contract_tests.synthetic.upstream import RecordedRequest, read_path  # noqa: F401
+from contract_tests.transport.http import HttpServer
+from contract_tests.verdicts.checks import check, fail, result_of, short
+from contract_tests.verdicts.running import own
 
 TOOL = "get_section_source"
 PROFILE, = PROFILES  # the folder's one profile
@@ -77,7 +77,7 @@ def refused(response: dict[str, Any]) -> bool:
 def http_refusal(response) -> tuple[bool, str]:
     """(refused, what was seen) for a raw httpx response to a request without a valid token:
     refused is an HTTP 4xx, or a JSON-RPC error and no result in the answer."""
-    from contract_tests.harness.http import messages_of
+    from contract_tests.transport.http import messages_of
     if 400 <= response.status_code < 500:
         return True, f"HTTP {response.status_code}"
     answers = []

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from contract_tests.checks import check, structured_error, tool_output
-from contract_tests.harness.corpus import attack_path
 from contract_tests.section_source.common import attacks
 from contract_tests.section_source_hosted.common import ROLES, TOOL, UNKNOWN_ROLES, capture, profiles_mark
+from contract_tests.synthetic.corpus import attack_path
+from contract_tests.verdicts.checks import check, structured_error, tool_output
 
 pytestmark = [profiles_mark, pytest.mark.data_integrity]
 

@@ -8,13 +8,21 @@ import anyio
 import pytest
 
 from contract_tests.base.test_protocol import MODERN_META
-from contract_tests.checks import check, fail, schema_errors, short, tool_output
-from contract_tests.harness import canaries
-from contract_tests.section_source_hosted.common import (ROLES, TOOL, UNKNOWN_ROLES, acl, capture,
-                                                         explicit_cells, failed, open_session, profiles_mark,
-                                                         tool_names)
-
-from contract_tests.verdicts import Finding, Findings, describe_call
+from contract_tests.section_source_hosted.common import (
+    ROLES,
+    TOOL,
+    UNKNOWN_ROLES,
+    acl,
+    capture,
+    explicit_cells,
+    failed,
+    open_session,
+    profiles_mark,
+    tool_names,
+)
+from contract_tests.synthetic import canaries
+from contract_tests.verdicts.checks import check, fail, schema_errors, short, tool_output
+from contract_tests.verdicts.findings import Finding, Findings, describe_call
 
 pytestmark = [profiles_mark, pytest.mark.e2e]
 ALL_ROLES = [*ROLES, *UNKNOWN_ROLES[:1]]

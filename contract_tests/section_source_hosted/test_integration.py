@@ -2,20 +2,33 @@
 
 from __future__ import annotations
 
-
 import httpx
 import pytest
 
-from contract_tests.checks import check, check_vector, short, tool_output, structured_error
-from contract_tests.contracts import load_profile
-from contract_tests.harness.http import MCP_HEADERS
-from contract_tests.harness.stdio import initialize_message  # in the version the run negotiated
-from contract_tests.harness.upstream import NOTES_PREFIX
-from contract_tests.running import own
-from contract_tests.verdicts import Findings, RequirementFailure
+from contract_tests.contracts.specs import load_profile
 from contract_tests.section_source_hosted.common import (
-    INVALID_PATH, PROFILE, ROLES, TOOL, capture, encoded_component_ok, explicit_cells, failed, http_refusal,
-    no_probe_in, one_read, open_session, profiles_mark, read_path, tool_names)
+    INVALID_PATH,
+    PROFILE,
+    ROLES,
+    TOOL,
+    capture,
+    encoded_component_ok,
+    explicit_cells,
+    failed,
+    http_refusal,
+    no_probe_in,
+    one_read,
+    open_session,
+    profiles_mark,
+    read_path,
+    tool_names,
+)
+from contract_tests.synthetic.upstream import NOTES_PREFIX
+from contract_tests.transport.http import MCP_HEADERS
+from contract_tests.transport.stdio import initialize_message  # in the version the run negotiated
+from contract_tests.verdicts.checks import check, check_vector, short, structured_error, tool_output
+from contract_tests.verdicts.findings import Findings, RequirementFailure
+from contract_tests.verdicts.running import own
 
 pytestmark = [profiles_mark, pytest.mark.integration]
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-
 import pytest
 
-from contract_tests.checks import check
 from contract_tests.section_source_hosted.common import ROLES, TOOL, capture, profiles_mark, read_path
+from contract_tests.verdicts.checks import check
 
 pytestmark = [profiles_mark, pytest.mark.performance]
 BIG_VAULT_NOTES = 2000

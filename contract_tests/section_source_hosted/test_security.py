@@ -8,17 +8,29 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, settings
 
-from contract_tests.checks import check, error_texts, keys_of, schema_errors, short, tool_output
-from contract_tests.harness import canaries
-from contract_tests.harness.corpus import attack_path, no_echo_probes
-from contract_tests.harness.http import MCP_HEADERS
-from contract_tests.harness.stdio import initialize_message  # in the version the run negotiated
-from contract_tests.running import own
-from contract_tests.verdicts import Findings
 from contract_tests.section_source.common import attacks, forbidden
 from contract_tests.section_source_hosted.common import (
-    TOOL, UNKNOWN_ROLES, blocked, capture, error_message, failed, http_refusal, no_probe_in, one_read,
-    open_session, profiles_mark, seed_normalize, tool_names)
+    TOOL,
+    UNKNOWN_ROLES,
+    blocked,
+    capture,
+    error_message,
+    failed,
+    http_refusal,
+    no_probe_in,
+    one_read,
+    open_session,
+    profiles_mark,
+    seed_normalize,
+    tool_names,
+)
+from contract_tests.synthetic import canaries
+from contract_tests.synthetic.corpus import attack_path, no_echo_probes
+from contract_tests.transport.http import MCP_HEADERS
+from contract_tests.transport.stdio import initialize_message  # in the version the run negotiated
+from contract_tests.verdicts.checks import check, error_texts, keys_of, schema_errors, short, tool_output
+from contract_tests.verdicts.findings import Findings
+from contract_tests.verdicts.running import own
 
 pytestmark = [profiles_mark, pytest.mark.security]
 
@@ -28,7 +40,7 @@ BAD_TOKENS = ("malformed", "wrong_signature", "unsigned", "expired", "not-a-jwt"
 
 
 def _bad_token(fx, kind: str) -> str:
-    from contract_tests.harness import tokens
+    from contract_tests.synthetic import tokens
     if kind == "malformed":
         return tokens.malformed()
     if kind == "not-a-jwt":
@@ -181,7 +193,7 @@ def test_no_upstream_body_header_or_payload_path_comes_back(server, client, cont
 def test_a_failed_read_names_no_heading_of_its_note(server, client, contract_fixture):
     """A note over the input cap whose headings no successful response ever showed: its error
     carries neither their text nor a heading path built from them."""
-    from contract_tests.verdicts import blocked as blocked_by
+    from contract_tests.verdicts.findings import blocked as blocked_by
     fx = contract_fixture
     response = server.call_tool(TOOL, {"path": fx.stress["cap_over_headings"]}, timeout=120)
     if not failed(response):

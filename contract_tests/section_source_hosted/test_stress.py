@@ -7,8 +7,8 @@ import threading
 
 import pytest
 
-from contract_tests.checks import check, short, structured_error, tool_output
 from contract_tests.section_source_hosted.common import TOOL, capture, profiles_mark, read_path
+from contract_tests.verdicts.checks import check, short, structured_error, tool_output
 
 pytestmark = [profiles_mark, pytest.mark.stress]
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from contract_tests.checks import check, schema_errors, tool_output
 from contract_tests.section_source_hosted.common import TOOL, profiles_mark
+from contract_tests.verdicts.checks import check, schema_errors, tool_output
 
 pytestmark = [profiles_mark, pytest.mark.unit]
 

@@ -17,18 +17,19 @@ import httpx
 import pytest
 import yaml
 
-from contract_tests import contracts
-from contract_tests.checks import called_ok, payload, result_of
-from contract_tests.harness import canaries, stdio as stdio_harness
-from contract_tests.harness.http import MCP_HEADERS, HttpServer, free_port
-from contract_tests.harness.limits import patience
-from contract_tests.harness.stdio import initialize_message
-from contract_tests.harness.system import process_tree
-from contract_tests.harness.vault_agent import NOTES, token
-from contract_tests import running
-from contract_tests.running import own
-from contract_tests.verdicts import Finding, Findings, RequirementFailure, describe_call
+from contract_tests.contracts import specs as contracts
+from contract_tests.synthetic import canaries
+from contract_tests.synthetic.vault_agent import NOTES, token
+from contract_tests.transport import stdio as stdio_harness
+from contract_tests.transport.http import MCP_HEADERS, HttpServer, free_port
+from contract_tests.transport.limits import patience
+from contract_tests.transport.stdio import initialize_message
+from contract_tests.transport.system import process_tree
 from contract_tests.vault_agent import PROFILES
+from contract_tests.verdicts import running
+from contract_tests.verdicts.checks import called_ok, payload, result_of
+from contract_tests.verdicts.findings import Finding, Findings, RequirementFailure, describe_call
+from contract_tests.verdicts.running import own
 
 PROFILE, = PROFILES  # the folder's one profile
 profiles_mark = pytest.mark.profiles(PROFILE)
@@ -296,7 +297,7 @@ def initialize_http(base: str, path: str, version: str = OLDEST_VERSION, **heade
 
 def answers_mcp(response: httpx.Response) -> bool:
     """True when an HTTP answer carries a JSON-RPC result for the initialize it was sent."""
-    from contract_tests.harness.http import messages_of
+    from contract_tests.transport.http import messages_of
     for text in messages_of(response):
         try:
             message = json.loads(text)

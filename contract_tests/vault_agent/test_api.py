@@ -9,14 +9,20 @@ import re
 
 import pytest
 
-from contract_tests import contracts
-from contract_tests.harness.limits import HEALTH, LIMITS
-from contract_tests.harness.stdio import ServerStopped
-from contract_tests.verdicts import Findings, esc
-from contract_tests.checks import short
+from contract_tests.contracts import specs as contracts
+from contract_tests.transport.limits import HEALTH, LIMITS
+from contract_tests.transport.stdio import ServerStopped
 from contract_tests.vault_agent.common import (
-    api_base, http_body, is_json, per_requirement, profiles_mark, scan_own, sweep_verdict,
+    api_base,
+    http_body,
+    is_json,
+    per_requirement,
+    profiles_mark,
+    scan_own,
+    sweep_verdict,
 )
+from contract_tests.verdicts.checks import short
+from contract_tests.verdicts.findings import Findings, esc
 
 pytestmark = profiles_mark
 EXAMPLES = 8  # per operation and generation mode; reaches every documented status of the reference

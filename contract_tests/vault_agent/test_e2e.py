@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from contract_tests.checks import short
-from contract_tests.verdicts import Findings, describe_call
 from contract_tests.vault_agent.common import TOOLS, profiles_mark
+from contract_tests.verdicts.checks import short
+from contract_tests.verdicts.findings import Findings, describe_call
 
 pytestmark = profiles_mark
 

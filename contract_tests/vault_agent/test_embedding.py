@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from contract_tests.checks import called_ok, short
-from contract_tests.harness.http import free_port
-from contract_tests.harness.vault_agent import NOTES, build_vault_agent
-from contract_tests.verdicts import Findings, describe_call
+from contract_tests.synthetic.vault_agent import NOTES, build_vault_agent
+from contract_tests.transport.http import free_port
 from contract_tests.vault_agent.common import mcp_payload, profiles_mark, protocol_version
+from contract_tests.verdicts.checks import called_ok, short
+from contract_tests.verdicts.findings import Findings, describe_call
 
 pytestmark = profiles_mark
 REQ = "VA-MODE-002"

@@ -9,13 +9,23 @@ from dataclasses import replace
 
 import pytest
 
-from contract_tests.checks import called_ok, short, structured_error
-from contract_tests.verdicts import Findings, RequirementFailure, describe_call, one_case
-from contract_tests.contracts import choice
+from contract_tests.contracts.specs import choice
 from contract_tests.vault_agent.common import (
-    INVALID_PARAMS, METHOD_NOT_FOUND, VALIDATION_RPC, declared_codes, failure_classes, mcp_payload,
-    per_requirement, profiles_mark, render_case, rpc_codes, rpc_error, sweep_verdict,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    VALIDATION_RPC,
+    declared_codes,
+    failure_classes,
+    mcp_payload,
+    per_requirement,
+    profiles_mark,
+    render_case,
+    rpc_codes,
+    rpc_error,
+    sweep_verdict,
 )
+from contract_tests.verdicts.checks import called_ok, short, structured_error
+from contract_tests.verdicts.findings import Findings, RequirementFailure, describe_call, one_case
 
 pytestmark = profiles_mark
 CODE = re.compile(r"^[A-Z][A-Z0-9_]*$")

@@ -9,14 +9,20 @@ import time
 
 import pytest
 
-from contract_tests.checks import called_ok, short, structured_error
-from contract_tests.harness.limits import patience
-from contract_tests.harness.vault_agent import NOTES
-from contract_tests.verdicts import Findings, RequirementFailure, describe_call
-from contract_tests.contracts import choice
+from contract_tests.contracts.specs import choice
+from contract_tests.synthetic.vault_agent import NOTES
+from contract_tests.transport.limits import patience
 from contract_tests.vault_agent.common import (
-    Ids, error_code_of, mcp_payload, profiles_mark, protocol_version, rpc_error, wait_for,
+    Ids,
+    error_code_of,
+    mcp_payload,
+    profiles_mark,
+    protocol_version,
+    rpc_error,
+    wait_for,
 )
+from contract_tests.verdicts.checks import called_ok, short, structured_error
+from contract_tests.verdicts.findings import Findings, RequirementFailure, describe_call
 
 pytestmark = profiles_mark
 LEXICAL = {"query": "tokbeta lantern", "mode": "lexical", "limit": 5}

@@ -11,14 +11,21 @@ import threading
 import httpx
 import pytest
 
-from contract_tests.checks import called_ok, short
-from contract_tests.harness.http import HttpServer, messages_of
-from contract_tests.harness.vault_agent import NOTES, token
-from contract_tests.verdicts import Findings
+from contract_tests.synthetic.vault_agent import NOTES, token
+from contract_tests.transport.http import HttpServer, messages_of
 from contract_tests.vault_agent.common import (
-    OLDEST_VERSION, answers_mcp, api_base, initialize_http, mcp_payload, per_requirement, profiles_mark,
-    serve_refusals, sweep_verdict,
+    OLDEST_VERSION,
+    answers_mcp,
+    api_base,
+    initialize_http,
+    mcp_payload,
+    per_requirement,
+    profiles_mark,
+    serve_refusals,
+    sweep_verdict,
 )
+from contract_tests.verdicts.checks import called_ok, short
+from contract_tests.verdicts.findings import Findings
 
 pytestmark = profiles_mark
 APP, EVIL = "http://app.example", "http://evil.example"

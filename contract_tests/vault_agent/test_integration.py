@@ -11,16 +11,21 @@ import threading
 import httpx
 import pytest
 
-from contract_tests.checks import called_ok, short
-from contract_tests.harness.http import MCP_HEADERS, messages_of
-from contract_tests.harness.stdio import initialize_message, initialize_params
-from contract_tests.harness.vault_agent import NOTES, token
-from contract_tests.verdicts import Findings
-from contract_tests.contracts import choice
+from contract_tests.contracts.specs import choice
+from contract_tests.synthetic.vault_agent import NOTES, token
+from contract_tests.transport.http import MCP_HEADERS, messages_of
+from contract_tests.transport.stdio import initialize_message, initialize_params
 from contract_tests.vault_agent.common import (
-    OLDEST_VERSION, error_code_of, mcp_payload, per_requirement, profiles_mark, rpc_error,
+    OLDEST_VERSION,
+    error_code_of,
+    mcp_payload,
+    per_requirement,
+    profiles_mark,
+    rpc_error,
     sweep_verdict,
 )
+from contract_tests.verdicts.checks import called_ok, short
+from contract_tests.verdicts.findings import Findings
 
 pytestmark = profiles_mark
 UNSUPPORTED = ("2024-11-05",)  # older than 2025-03-26; MCP-INIT-003 sends one that does not exist

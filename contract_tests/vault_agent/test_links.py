@@ -11,11 +11,11 @@ import json
 
 import pytest
 
-from contract_tests.checks import called_ok, short
-from contract_tests.harness.vault_agent import AMBIGUOUS, LINKER, MISSING
-from contract_tests.running import own
-from contract_tests.verdicts import Findings
+from contract_tests.synthetic.vault_agent import AMBIGUOUS, LINKER, MISSING
 from contract_tests.vault_agent.common import blocked, mcp_payload, profiles_mark
+from contract_tests.verdicts.checks import called_ok, short
+from contract_tests.verdicts.findings import Findings
+from contract_tests.verdicts.running import own
 
 pytestmark = profiles_mark
 TARGETS = (AMBIGUOUS, MISSING, "gamma")

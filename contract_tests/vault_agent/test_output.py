@@ -8,11 +8,11 @@ import json
 
 import pytest
 
-from contract_tests.checks import called_ok, short
-from contract_tests.harness.system import inet_sockets, needs_proc, process_tree
-from contract_tests.harness.vault_agent import NOTES
-from contract_tests.verdicts import Findings, describe_call
+from contract_tests.synthetic.vault_agent import NOTES
+from contract_tests.transport.system import inet_sockets, needs_proc, process_tree
 from contract_tests.vault_agent.common import mcp_payload, profiles_mark
+from contract_tests.verdicts.checks import called_ok, short
+from contract_tests.verdicts.findings import Findings, describe_call
 
 pytestmark = profiles_mark
 MARKDOWN = "text/markdown; charset=utf-8"

@@ -10,13 +10,22 @@ from dataclasses import replace
 
 import pytest
 
-from contract_tests.checks import called_ok, first_difference, short
-from contract_tests.running import own
-from contract_tests.verdicts import RequirementFailure, describe_call
 from contract_tests.vault_agent.common import (
-    error_code_of, failure_classes, http_body, http_call, is_json, mcp_payload, profiles_mark, render_case, rpc_error,
-    scan_own, sweep_verdict,
+    error_code_of,
+    failure_classes,
+    http_body,
+    http_call,
+    is_json,
+    mcp_payload,
+    profiles_mark,
+    render_case,
+    rpc_error,
+    scan_own,
+    sweep_verdict,
 )
+from contract_tests.verdicts.checks import called_ok, first_difference, short
+from contract_tests.verdicts.findings import RequirementFailure, describe_call
+from contract_tests.verdicts.running import own
 
 pytestmark = profiles_mark
 CODE = re.compile(r"^[A-Z][A-Z0-9_]*$")

@@ -7,9 +7,9 @@ import time
 
 import pytest
 
-from contract_tests.checks import short
-from contract_tests.verdicts import Findings, describe_call
 from contract_tests.vault_agent.common import profiles_mark
+from contract_tests.verdicts.checks import short
+from contract_tests.verdicts.findings import Findings, describe_call
 
 pytestmark = profiles_mark
 

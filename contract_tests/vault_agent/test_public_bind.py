@@ -13,15 +13,21 @@ from dataclasses import dataclass, field
 import httpx
 import pytest
 
-from contract_tests.checks import called_ok
-from contract_tests.harness import canaries
-from contract_tests.harness.http import free_port
-from contract_tests.verdicts import RequirementFailure, describe_call
-from contract_tests.contracts import choice
+from contract_tests.contracts.specs import choice
+from contract_tests.synthetic import canaries
+from contract_tests.transport.http import free_port
 from contract_tests.vault_agent.common import (
-    answers_mcp, api_base, initialize_http, per_requirement, profiles_mark, protocol_version,
-    scan_own, sweep_verdict,
+    answers_mcp,
+    api_base,
+    initialize_http,
+    per_requirement,
+    profiles_mark,
+    protocol_version,
+    scan_own,
+    sweep_verdict,
 )
+from contract_tests.verdicts.checks import called_ok
+from contract_tests.verdicts.findings import RequirementFailure, describe_call
 
 pytestmark = profiles_mark
 

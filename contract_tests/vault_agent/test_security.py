@@ -8,13 +8,19 @@ import time
 
 import pytest
 
-from contract_tests.checks import called_ok, short
-from contract_tests.harness import canaries
-from contract_tests.harness.vault_agent import build_vault_agent, relpath_attachment, token
-from contract_tests.verdicts import Findings, describe_call
+from contract_tests.synthetic import canaries
+from contract_tests.synthetic.vault_agent import build_vault_agent, relpath_attachment, token
 from contract_tests.vault_agent.common import (
-    Ids, blocked, http_call, mcp_payload, profiles_mark, protocol_version, rpc_error,
+    Ids,
+    blocked,
+    http_call,
+    mcp_payload,
+    profiles_mark,
+    protocol_version,
+    rpc_error,
 )
+from contract_tests.verdicts.checks import called_ok, short
+from contract_tests.verdicts.findings import Findings, describe_call
 
 pytestmark = profiles_mark
 

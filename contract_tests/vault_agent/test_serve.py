@@ -6,10 +6,15 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from contract_tests.verdicts import Findings
 from contract_tests.vault_agent.common import (
-    answers_mcp, api_base, initialize_http, profiles_mark, scan_own, serve_refusals,
+    answers_mcp,
+    api_base,
+    initialize_http,
+    profiles_mark,
+    scan_own,
+    serve_refusals,
 )
+from contract_tests.verdicts.findings import Findings
 
 pytestmark = profiles_mark
 MCP_ENABLED = "VAULT_AGENT_MCP_ENABLED"

@@ -13,13 +13,20 @@ import time
 
 import pytest
 
-from contract_tests.checks import called_ok, short
-from contract_tests.harness.stdio import initialize_message
-from contract_tests.verdicts import Findings, describe_call
+from contract_tests.transport.stdio import initialize_message
 from contract_tests.vault_agent.common import (
-    OLDEST_VERSION, TOOLS, error_code_of, per_requirement, profiles_mark, rpc_error, scan_own, sweep_verdict,
+    OLDEST_VERSION,
+    TOOLS,
+    error_code_of,
+    per_requirement,
+    profiles_mark,
+    rpc_error,
+    scan_own,
+    sweep_verdict,
     wait_for,
 )
+from contract_tests.verdicts.checks import called_ok, short
+from contract_tests.verdicts.findings import Findings, describe_call
 
 pytestmark = profiles_mark
 

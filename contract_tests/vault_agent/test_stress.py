@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from contract_tests.harness.system import needs_proc
-from contract_tests.verdicts import Findings, describe_call
+from contract_tests.transport.system import needs_proc
 from contract_tests.vault_agent.common import error_code_of, peak_kib, profiles_mark, reset_peak
+from contract_tests.verdicts.findings import Findings, describe_call
 
 pytestmark = profiles_mark
 

@@ -6,9 +6,9 @@ import re
 
 import pytest
 
-from contract_tests.checks import short
-from contract_tests.verdicts import Findings
 from contract_tests.vault_agent.common import TOOLS, profiles_mark
+from contract_tests.verdicts.checks import short
+from contract_tests.verdicts.findings import Findings
 
 pytestmark = profiles_mark
 HINTS = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True}

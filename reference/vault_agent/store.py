@@ -2,24 +2,18 @@
 (BM25) and, when a model is configured, a sqlite-vec table of unit vectors.
 
 Writers (the `index`/`reindex` commands, POST /index and /reindex, the serve bootstrap) take
-`index.lock` with flock and write their phase ("pending", then "updating") into it; readers
-test the lock without ever creating a file. A full build goes to index.tmp.sqlite and is
-swapped in with os.replace; an incremental update is one transaction. Readers keep using the
-last committed index meanwhile (WAL).
-
-Debug hook (documented in docs/reference-vault-agent.md): with VAULT_AGENT_DEBUG_HOLD_AT set to
-`pending` or `updating` and VAULT_AGENT_DEBUG_HOLD_FILE naming a file, a writer that reaches
-that phase waits while the file exists (at most 300 s), so a test can observe each state.
+`index.lock` (lock.py) with flock and write their phase ("pending", then "updating") into
+it; readers test the lock without ever creating a file. A full build goes to
+index.tmp.sqlite and is swapped in with os.replace; an incremental update is one
+transaction. Readers keep using the last committed index meanwhile (WAL).
 """
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import struct
 import threading
-import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -29,14 +23,14 @@ from . import db
 from .config import Settings, vault_identity
 from .embedding import Model, embedding_text
 from .errors import VaultError, warning
+from .lock import HOLD_AT, HOLD_FILE, WriterLock, writer_phase  # HOLD_*, writer_phase: re-exported
 from .markdown import MAX_CHUNK, TARGET_CHUNK, ParsedNote, parse_note
-from .safety import DEFAULT_EXCLUDES, NOTE_SUFFIXES, Entry, Rules, log_event, walk_notes
+from .safety import DEFAULT_EXCLUDES, NOTE_SUFFIXES, Entry, Rules, walk_notes
 
 SCHEMA_VERSION = "2"  # Phase 1 indexing.md#index-storage
 MAX_INDEXED_NOTE = 2 * 1024 * 1024  # larger notes are registered without chunks
 TITLE_PREFIX = 64 * 1024  # what is read of such a note to find its title
-LOCK_NAME, TMP_NAME = "index.lock", "index.tmp.sqlite"
-HOLD_AT, HOLD_FILE = "VAULT_AGENT_DEBUG_HOLD_AT", "VAULT_AGENT_DEBUG_HOLD_FILE"
+TMP_NAME = "index.tmp.sqlite"
 
 SCHEMA = """
 CREATE TABLE manifest(key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -94,59 +88,6 @@ def incompatibilities(manifest: dict[str, str], wanted: dict[str, str], *, model
 
 def pack(vector: list[float]) -> bytes:
     return struct.pack(f"{len(vector)}f", *vector)
-
-
-# -- the writer lock ---------------------------------------------------------------------------
-def writer_phase(index_dir: Path) -> str | None:
-    """'pending' or 'updating' while a writer holds the lock, else None. Never creates files."""
-    try:
-        fd = os.open(index_dir / LOCK_NAME, os.O_RDONLY)
-    except OSError:
-        return None
-    try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
-        except BlockingIOError:
-            phase = os.pread(fd, 16, 0).decode("ascii", "replace").strip()
-            return phase if phase in ("pending", "updating") else "updating"
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return None
-    finally:
-        os.close(fd)
-
-
-class WriterLock:
-    def __init__(self, index_dir: Path) -> None:
-        index_dir.mkdir(parents=True, exist_ok=True)
-        self.fd = os.open(index_dir / LOCK_NAME, os.O_RDWR | os.O_CREAT, 0o600)
-        deadline = time.monotonic() + 1.0  # readers hold a shared lock for microseconds only
-        while True:
-            try:
-                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    os.close(self.fd)
-                    raise VaultError("INDEX_BUSY") from None
-                time.sleep(0.01)
-
-    def phase(self, name: str) -> None:
-        os.ftruncate(self.fd, 0)
-        os.pwrite(self.fd, name.encode("ascii"), 0)
-
-    def hold(self, name: str) -> None:
-        """The debug hold point of phase `name` (see the module docstring)."""
-        hold = os.environ.get(HOLD_FILE)
-        if hold and os.environ.get(HOLD_AT) == name:
-            log_event(event="index.hold", freshness=name)
-            deadline = time.monotonic() + 300
-            while os.path.exists(hold) and time.monotonic() < deadline:
-                time.sleep(0.02)
-
-    def release(self) -> None:
-        os.ftruncate(self.fd, 0)
-        fcntl.flock(self.fd, fcntl.LOCK_UN)
-        os.close(self.fd)
 
 
 # -- reading -----------------------------------------------------------------------------------

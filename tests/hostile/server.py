@@ -50,11 +50,11 @@ VERSIONS = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"]
 
 def tools_of(profile: str) -> list[dict]:
     sys.path.insert(0, str(ROOT))
-    from contract_tests import contracts
+    from contract_tests.contracts import specs as contracts
     spec = contracts.load_profile(profile)
     names = spec.required_tools
     if spec.data.get("mapped"):  # the tools of the mapping the hostile run is given (the first example's)
-        from contract_tests.mapping import load
+        from contract_tests.contracts.mapping import load
         names = [t["name"] for t in load(spec.data["reference"]["mappings"][0])["tools"]]
     return [{"name": name, "description": f"hostile {name}", "inputSchema": {"type": "object"}} for name in names]
 

@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from contract_tests import contracts  # noqa: E402
+from contract_tests.contracts import specs as contracts  # noqa: E402
 from tests.test_hostile import TARGETS, modes_of  # noqa: E402
 
 PAGE = ROOT / "docs" / "troubleshooting.md"

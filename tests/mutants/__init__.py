@@ -27,7 +27,7 @@ def registry():
 
 
 def _profile(m):
-    from contract_tests import contracts
+    from contract_tests.contracts import specs as contracts
     return contracts.load_profile(m.profile)
 
 
@@ -36,7 +36,7 @@ def command(m) -> str:
     server command of the mapping in its options), through its launcher."""
     profile = _profile(m)
     if "--mapping" in m.options:
-        from contract_tests.mapping import load
+        from contract_tests.contracts.mapping import load
         return _through(m, load(m.options[m.options.index("--mapping") + 1])["server"]["cmd"])
     return _through(m, profile.reference_command(m.transport or profile.transports[0]))
 

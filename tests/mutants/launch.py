@@ -135,7 +135,7 @@ def one_attack_accepted():
 @mutant("SSL-OUT-005", profile="section-source-local")
 def one_vector_wrong():
     """One golden vector's title is wrong; every other note is right (a single failing vector)."""
-    from contract_tests.contracts import load_profile
+    from contract_tests.contracts.specs import load_profile
     target = load_profile("section-source-local").vectors()[0]["path"]
 
     def off(vault, raw, out):

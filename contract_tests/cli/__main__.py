@@ -1,0 +1,7 @@
+"""`python -m contract_tests.cli`: the console script."""
+
+import sys
+
+from contract_tests.cli.main import main
+
+sys.exit(main())

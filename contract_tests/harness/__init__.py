@@ -1,1 +1,0 @@
-"""The suite's harness: processes, transports, fixtures, canaries, filesystem events."""
