@@ -77,7 +77,7 @@ def run_one(name: str, argv: list[str], workers: str) -> dict:
 
 
 def matrix_runs() -> list[tuple[str, list[str]]]:
-    from contract_tests.cli.main import matrix
+    from contract_tests.cli.retrieval_contract import matrix
     runs = []
     for profile_id, transport, phase, mapping in matrix():
         example = Path(mapping).stem if mapping else None

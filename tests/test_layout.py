@@ -209,3 +209,22 @@ def test_the_paths_users_write_stay_valid():
     assert contracts.load_profile("section-source-local").id == "section-source-local"
     assert verdicts.Findings and verdicts.EXIT_BLOCKED == 7
     assert importlib.import_module("contract_tests.plugin").pytest_addoption
+
+
+def test_a_package_face_never_hides_one_of_its_modules():
+    """`import contract_tests.cli.retrieval_contract as m` gives the package's attribute of that
+    name: a face that hands on a name like one of its modules (cli/ once held main.py beside
+    the function main) would give that name instead of the module."""
+    import pkgutil
+    hidden = []
+    for path in sorted(PACKAGE.rglob("__init__.py")):
+        if "_contracts" in path.parts:
+            continue
+        package = importlib.import_module(module_name(path))
+        for info in pkgutil.iter_modules(package.__path__):
+            if info.name.startswith("test_") or info.name in ("conftest", "__main__"):
+                continue
+            module = importlib.import_module(f"{package.__name__}.{info.name}")
+            if getattr(package, info.name) is not module:
+                hidden.append(f"{package.__name__}.{info.name}")
+    assert not hidden, f"package attributes that are not the module of that name: {hidden}"

@@ -71,7 +71,7 @@ def test_narrowing_options_are_recognised():
 def test_all_fails_a_run_that_exits_zero_but_falls_short(tmp_path, monkeypatch, capsys):
     """The wiring: a run whose process exits 0 with an undeclared skip fails `all` with exit 1
     and says why; the same run with the skip declared passes."""
-    import contract_tests.cli.main as cli
+    import contract_tests.cli.retrieval_contract as cli
 
     def fake_call(argv, **_kwargs):
         report = Path(argv[argv.index("--report") + 1])

@@ -32,7 +32,7 @@ def preload() -> None:
         import hypothesis  # noqa: F401
     except ImportError:  # the suite runs without hypothesis too
         pass
-    import contract_tests.cli.main  # noqa: F401
+    import contract_tests.cli.retrieval_contract  # noqa: F401
     import contract_tests.plugin  # noqa: F401
     import contract_tests.reports.html  # noqa: F401
     import contract_tests.suite.fixtures  # noqa: F401
@@ -83,7 +83,7 @@ def child(request: dict) -> None:
         os.dup2(out, 1)
         os.dup2(out, 2)
         sys.argv = [sys.executable, *request["argv"]]
-        from contract_tests.cli.main import main
+        from contract_tests.cli.retrieval_contract import main
         return main(request["argv"])
     become(run)
 

@@ -2,6 +2,6 @@
 
 import sys
 
-from contract_tests.cli.main import main
+from contract_tests.cli.retrieval_contract import main
 
 sys.exit(main())
