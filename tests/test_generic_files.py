@@ -37,6 +37,12 @@ def test_the_fixture_root_holds_the_files_the_spec_asks_for(files):
         assert (files.root / name / "secret.md").is_file()
 
 
+def test_the_entries_a_mappings_prepare_may_not_name_are_the_roots_own(files):
+    """contracts/mapping.py holds the root's top-level entries (OWN_ENTRIES) apart from the
+    fixture that builds them: the two stay one list."""
+    assert sorted(p.name for p in files.served.iterdir()) == sorted(mapping.OWN_ENTRIES)
+
+
 @pytest.mark.parametrize("path,kind,names", [
     ("inbox/example.md", "inside", {"inbox/example.md"}),
     ("links/inside.md", "inside", {"inbox/example.md"}),            # a symlink that stays inside

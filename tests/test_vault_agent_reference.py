@@ -22,8 +22,9 @@ from reference.vault_agent import errors as catalogue_code
 from reference.vault_agent.config import KEYS, ConfigError, index_file, load_settings
 from reference.vault_agent.core import Core
 from reference.vault_agent.errors import VaultError
+from reference.vault_agent.lock import HOLD_AT, HOLD_FILE
 from reference.vault_agent.markdown import MAX_CHUNK, parse_note
-from reference.vault_agent.store import HOLD_AT, HOLD_FILE, note_id
+from reference.vault_agent.store import note_id
 from tests.test_vault_agent_support import (
     CANARY_ATTACH, CANARY_BODY, CANARY_FRONT, CANARY_QUERY, CLI, build_model, build_vault, clean_env, settings,
 )

@@ -73,6 +73,3 @@ def main() -> int:
             handle.write(summary + "\n")
     return max(code for _name, code in codes)
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -20,11 +20,12 @@ from . import db, validate
 from .config import Settings, index_file
 from .embedding import Model, ModelUnavailable, load_model
 from .errors import VaultError, warning
+from .lock import writer_phase
 from .markdown import parse_note
-from .ranking import _TOKEN, Ranker
+from .ranking import TOKEN, Ranker
 from .reply import Reply  # re-exported: the transports import it from here
 from .safety import Rules, resolve_attachment, resolve_note_file, walk_notes
-from .store import IndexReader, build, fingerprint, incompatibilities, note_id, writer_phase
+from .store import IndexReader, build, fingerprint, incompatibilities, note_id
 
 VERSION = "0.1.0"
 NOTE_LIMIT = 200 * 1024  # retrieval.md#explicit-retrieval-size-limits
@@ -183,7 +184,7 @@ class Core(Ranker):
         conn, _vec = self.reader.conn()
         vector = state.model.embed(query) if state.model is not None and used != "lexical" else None
         ranked = self._rank(conn, used, query, vector, limit)
-        results = self._results(conn, ranked, f"{used}_match", _TOKEN.findall(query.casefold()))
+        results = self._results(conn, ranked, f"{used}_match", TOKEN.findall(query.casefold()))
         data = {"requestedMode": requested, "usedMode": used, "limit": limit, "freshness": state.freshness,
                 "results": results}
         return Reply(data, warnings + self.freshness_warnings(state))
@@ -209,7 +210,7 @@ class Core(Ranker):
         used, warnings = self._mode(requested, state, "embedding")
         meta = json.loads(note[1])
         text = " ".join([note[0], *meta["aliases"], *meta["tags"], *(content for _r, content in rows)])[:RELATED_TEXT_CAP]
-        terms = [term for term, _n in Counter(t for t in _TOKEN.findall(text.casefold()) if len(t) > 2).most_common(32)]
+        terms = [term for term, _n in Counter(t for t in TOKEN.findall(text.casefold()) if len(t) > 2).most_common(32)]
         vector = self._source_vector(conn, state.model, [r for r, _c in rows], text) if used != "lexical" else None
         skip_rows = {r for r, _c in rows}
         ranked = self._rank(conn, used, " ".join(terms), vector, limit, skip_note=nid if kind == "note" else None,

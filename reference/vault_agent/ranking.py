@@ -13,7 +13,7 @@ import struct
 from .embedding import Model
 
 RRF_K = 60
-_TOKEN = re.compile(r"\w+")
+TOKEN = re.compile(r"\w+")
 
 
 class Ranker:
@@ -21,7 +21,7 @@ class Ranker:
 
     def _lexical(self, conn, text: str, n: int, *, skip_note: str | None = None,
                  skip_row: int | None = None, max_terms: int = 64) -> list[tuple[int, float]]:
-        terms = list(dict.fromkeys(_TOKEN.findall(text.casefold())))[:max_terms]
+        terms = list(dict.fromkeys(TOKEN.findall(text.casefold())))[:max_terms]
         if not terms:
             return []
         expression = " OR ".join(f'"{term}"' for term in terms)

@@ -23,7 +23,7 @@ from . import db
 from .config import Settings, vault_identity
 from .embedding import Model, embedding_text
 from .errors import VaultError, warning
-from .lock import HOLD_AT, HOLD_FILE, WriterLock, writer_phase  # HOLD_*, writer_phase: re-exported
+from .lock import WriterLock
 from .markdown import MAX_CHUNK, TARGET_CHUNK, ParsedNote, parse_note
 from .safety import DEFAULT_EXCLUDES, NOTE_SUFFIXES, Entry, Rules, walk_notes
 
